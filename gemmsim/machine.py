@@ -1,0 +1,284 @@
+"""Machine files: pydantic-validated YAML descriptions of CPUs, GPUs and systolic arrays.
+
+A machine file is data, not code. ``kind`` selects the schema (a discriminated union: ``cpu``,
+``gpu``, ``systolic``); unknown keys fail with their path; every problem of a file is reported at once,
+with the file name and the field path. Derived figures (sets per level, peak FLOP/s per dtype, ridge
+point) are properties computed from the fields, never second numbers in the file.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+import yaml
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
+
+from gemmsim.errors import MachineFileError
+from gemmsim.machine_gpu import GPUMachine
+from gemmsim.machine_systolic import SystolicMachine
+from gemmsim.schema import Bytes, Strict
+from gemmsim.units import DTYPE_BYTES, dtype_bytes, is_power_of_two
+
+SCHEMA_VERSION = 1
+
+#: Folder of the machine files shipped with gemmsim (the repository's ``machines/``).
+MACHINES_DIR = Path(__file__).resolve().parent.parent / "machines"
+
+
+class CacheLevel(Strict):
+    """One level of a CPU cache hierarchy (a data or unified cache)."""
+
+    name: str = Field(description="Level name, unique in the machine (L1, L2, L3).")
+    size: Bytes = Field(description="Capacity in bytes ('32KiB'); must equal sets x ways x line_bytes.")
+    ways: int = Field(gt=0, description="Associativity; ways = size / line_bytes makes it fully associative.")
+    line_bytes: int = Field(gt=0, description="Line (block) size in bytes; a power of two.")
+    latency_cycles: float = Field(ge=0, description="Load-to-use latency of a hit at this level, in core cycles.")
+    bandwidth_bytes_per_cycle: float = Field(
+        gt=0, description="Sustained bandwidth from this level to the one above it, bytes per core cycle (per core)."
+    )
+    shared: bool = Field(False, description="True when all cores share this level (an LLC); False when private per core.")
+    replacement: Literal["lru", "fifo", "random"] = Field("lru", description="Replacement policy.")
+    write_back: bool = Field(True, description="Write-back (True) or write-through (False).")
+    write_allocate: bool = Field(True, description="Allocate a line on a store miss (True) or write around it (False).")
+
+    @property
+    def sets(self) -> int:
+        """Number of sets: size / (ways x line_bytes)."""
+        return self.size // (self.ways * self.line_bytes)
+
+    @model_validator(mode="after")
+    def _geometry(self) -> "CacheLevel":
+        problems = []
+        if not is_power_of_two(self.line_bytes):
+            problems.append(f"line_bytes {self.line_bytes} is not a power of two")
+        if self.size % (self.ways * self.line_bytes) or self.size == 0:
+            problems.append(
+                f"size {self.size} B is not sets x ways x line_bytes "
+                f"(ways {self.ways} x line {self.line_bytes} B = {self.ways * self.line_bytes} B does not divide it)"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class TLBLevel(Strict):
+    """One level of a data TLB for one page size."""
+
+    name: str = Field(description="Level name, unique in the machine (DTLB, STLB).")
+    entries: int = Field(gt=0, description="Number of translations held.")
+    ways: int = Field(gt=0, description="Associativity; ways = entries makes it fully associative.")
+    page: Bytes = Field(description="Page size this level translates ('4KiB', '2MiB').")
+    miss_penalty_cycles: float = Field(
+        ge=0, description="Cycles added by a miss at this level (to the next TLB level or, for the last, a page walk)."
+    )
+
+    @property
+    def sets(self) -> int:
+        """Number of sets: entries / ways."""
+        return self.entries // self.ways
+
+    @model_validator(mode="after")
+    def _geometry(self) -> "TLBLevel":
+        problems = []
+        if self.entries % self.ways:
+            problems.append(f"entries {self.entries} is not a multiple of ways {self.ways}")
+        if not is_power_of_two(self.page):
+            problems.append(f"page {self.page} B is not a power of two")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class DRAM(Strict):
+    """Main memory as the whole socket sees it."""
+
+    bandwidth_gbps: float = Field(gt=0, description="Sustained bandwidth, GB/s (1e9 bytes per second).")
+    latency_ns: float = Field(gt=0, description="Load latency of a DRAM access, nanoseconds.")
+
+
+class CPUMachine(Strict):
+    """A multicore CPU: cores with SIMD FMA units, a cache hierarchy, TLBs and DRAM."""
+
+    schema_version: Literal[1] = Field(description="Version of the machine-file schema.")
+    kind: Literal["cpu"] = Field(description="Machine type.")
+    name: str = Field(description="Short name, as used on the command line.")
+    description: str = Field("", description="What this machine is.")
+    sources: list[str] = Field(default_factory=list, description="Public sources the numbers come from.")
+    estimated: list[str] = Field(
+        default_factory=list, description="Field paths whose values are estimates rather than readings or citations."
+    )
+    clock_ghz: float = Field(gt=0, description="Sustained core clock under vector load, GHz.")
+    cores: int = Field(gt=0, description="Physical cores.")
+    simd_bits: int = Field(gt=0, description="Width of one vector register in bits (128 NEON/SSE, 256 AVX2, 512 AVX-512).")
+    vector_registers: int = Field(gt=0, description="Architectural vector registers (16 for AVX2, 32 for AVX-512 and NEON).")
+    fma_units: int = Field(gt=0, description="Vector FMA pipes per core (each does one FMA per lane per cycle).")
+    simd_dtypes: list[str] = Field(
+        default_factory=lambda: ["fp64", "fp32"],
+        description="Dtypes the FMA units handle at native lane width; others run at the fp32 rate after conversion.",
+    )
+    caches: list[CacheLevel] = Field(min_length=1, description="Data cache levels, closest to the core first.")
+    tlbs: list[TLBLevel] = Field(default_factory=list, description="Data TLB levels, first level first.")
+    dram: DRAM = Field(description="Main memory.")
+
+    @model_validator(mode="after")
+    def _consistency(self) -> "CPUMachine":
+        problems = []
+        names = [c.name for c in self.caches] + [t.name for t in self.tlbs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            problems.append(f"duplicate level names: {', '.join(dup)}")
+        for d in self.simd_dtypes:
+            if d not in DTYPE_BYTES:
+                problems.append(f"simd_dtypes: unknown dtype {d!r}")
+        if self.simd_bits % 64:
+            problems.append(f"simd_bits {self.simd_bits} is not a multiple of 64")
+        for upper, lower in zip(self.caches, self.caches[1:]):
+            if lower.line_bytes < upper.line_bytes:
+                problems.append(f"{lower.name} line ({lower.line_bytes} B) is smaller than {upper.name}'s ({upper.line_bytes} B)")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def lanes(self, dtype: str) -> int:
+        """SIMD lanes per vector for a dtype (dtypes not in simd_dtypes count at the fp32 width)."""
+        eff = dtype if dtype in self.simd_dtypes else "fp32"
+        return self.simd_bits // (8 * dtype_bytes(eff))
+
+    def flops_per_cycle(self, dtype: str) -> int:
+        """Peak FLOP per cycle per core: FMA units x lanes x 2 (an FMA is two FLOPs)."""
+        return self.fma_units * self.lanes(dtype) * 2
+
+    def peak_gflops(self, dtype: str, cores: int = 1) -> float:
+        """Peak GFLOP/s of ``cores`` cores for a dtype (seed 000 1.1: 2 FMA x 8 fp32 x 2 x 3 GHz = 96)."""
+        return self.flops_per_cycle(dtype) * self.clock_ghz * cores
+
+    def ridge_point(self, dtype: str, cores: int | None = None) -> float:
+        """Arithmetic intensity (FLOP/B of DRAM traffic) above which the roofline is compute bound."""
+        n = self.cores if cores is None else cores
+        return self.peak_gflops(dtype, n) / self.dram.bandwidth_gbps
+
+    def derived(self) -> dict:
+        """Every derived figure, for ``machines show``."""
+        return {
+            "sets": {c.name: c.sets for c in self.caches},
+            "tlb_sets": {t.name: t.sets for t in self.tlbs},
+            "tlb_reach_bytes": {t.name: t.entries * t.page for t in self.tlbs},
+            "peak_gflops_per_core": {d: self.peak_gflops(d) for d in ("fp64", "fp32", "fp16", "bf16", "int8")},
+            "peak_gflops_all_cores": {d: self.peak_gflops(d, self.cores) for d in ("fp64", "fp32")},
+            "ridge_point_flop_per_byte": {d: self.ridge_point(d) for d in ("fp64", "fp32")},
+            "dram_bytes_per_cycle": self.dram.bandwidth_gbps / self.clock_ghz,
+        }
+
+
+Machine = Annotated[Union[CPUMachine, GPUMachine, SystolicMachine], Field(discriminator="kind")]
+_ADAPTER: TypeAdapter = TypeAdapter(Machine)
+
+
+def _format_loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("cpu", "gpu", "systolic") and not out:
+            continue  # the union's tag, not a field
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def validation_problems(err: ValidationError, data: object = None) -> list[str]:
+    """Turn a pydantic ValidationError into one 'field.path: message' line per problem."""
+    lines = []
+    for e in err.errors():
+        loc = _format_loc(tuple(e["loc"]))
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key (not in the schema)"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        lines.append(f"{loc}: {msg}")
+    return lines
+
+
+def read_yaml(path: Path, error: type) -> object:
+    """Read a YAML file, turning I/O and syntax errors into ``error`` with the file and line."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise error(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise error(f"malformed YAML: {problem}", source=where) from None
+
+
+def machine_from_dict(data: object, source: str = "<dict>") -> CPUMachine | GPUMachine | SystolicMachine:
+    """Validate a parsed machine description; every problem is reported at once."""
+    if not isinstance(data, dict):
+        raise MachineFileError("a machine file must be a mapping of fields", source=source)
+    if data.get("kind") not in ("cpu", "gpu", "systolic"):
+        raise MachineFileError(
+            f"kind: must be one of cpu, gpu, systolic (found {data.get('kind')!r})", source=source
+        )
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as err:
+        raise MachineFileError("invalid machine file", source=source, problems=validation_problems(err)) from None
+
+
+def machine_search_path() -> list[Path]:
+    """Folders searched for ``NAME.yaml``: $GEMMSIM_MACHINES (colon-separated), ./machines, the shipped folder."""
+    dirs = [Path(p) for p in os.environ.get("GEMMSIM_MACHINES", "").split(os.pathsep) if p]
+    dirs += [Path.cwd() / "machines", MACHINES_DIR]
+    seen, out = set(), []
+    for d in dirs:
+        r = d.resolve()
+        if r not in seen:
+            seen.add(r)
+            out.append(d)
+    return out
+
+
+def machine_files() -> dict[str, Path]:
+    """Every machine file on the search path, by name (the first one found wins)."""
+    found: dict[str, Path] = {}
+    for d in machine_search_path():
+        if d.is_dir():
+            for p in sorted(d.glob("*.yaml")):
+                found.setdefault(p.stem, p)
+    return found
+
+
+def resolve_machine_path(name_or_path: str | os.PathLike) -> Path:
+    """A machine file path from a name ('haswell') or a path ('my/machine.yaml')."""
+    s = str(name_or_path)
+    p = Path(s)
+    if s.endswith((".yaml", ".yml")) or os.sep in s:
+        if not p.is_file():
+            raise MachineFileError(f"no such machine file: {s}")
+        return p
+    files = machine_files()
+    if s in files:
+        return files[s]
+    known = ", ".join(sorted(files)) or "(none found)"
+    raise MachineFileError(f"unknown machine {s!r}; known machines: {known}")
+
+
+def load_machine(name_or_path: str | os.PathLike):
+    """Load and validate a machine by name ('a100'), path, or the special name 'host' (detected now).
+
+    Returns a CPUMachine, GPUMachine or SystolicMachine; raises MachineFileError naming the file and
+    every invalid field.
+    """
+    if str(name_or_path) == "host" and "host" not in machine_files():
+        from gemmsim.detect import detect_host
+
+        return detect_host()
+    path = resolve_machine_path(name_or_path)
+    return machine_from_dict(read_yaml(path, MachineFileError), source=str(path))
