@@ -115,6 +115,11 @@ class CPUMachine(Strict):
     simd_bits: int = Field(gt=0, description="Width of one vector register in bits (128 NEON/SSE, 256 AVX2, 512 AVX-512).")
     vector_registers: int = Field(gt=0, description="Architectural vector registers (16 for AVX2, 32 for AVX-512 and NEON).")
     fma_units: int = Field(gt=0, description="Vector FMA pipes per core (each does one FMA per lane per cycle).")
+    loads_per_cycle: int = Field(2, gt=0, description="Load instructions the core can issue per cycle (load ports).")
+    stores_per_cycle: int = Field(1, gt=0, description="Store instructions the core can issue per cycle (store ports).")
+    miss_parallelism: int = Field(
+        10, gt=0, description="L1 misses that can be outstanding at once (line fill buffers); bounds latency overlap."
+    )
     simd_dtypes: list[str] = Field(
         default_factory=lambda: ["fp64", "fp32"],
         description="Dtypes the FMA units handle at native lane width; others run at the fp32 rate after conversion.",

@@ -48,6 +48,12 @@ class Case:
     dtype: str = "fp32"
     layout: dict = field(default_factory=dict)
     quick: bool = False
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        """The kernel as tables and figures show it: its label, or its name."""
+        return self.label or self.kernel
 
     def to_dict(self) -> dict:
         """Plain, JSON-able form."""
@@ -60,7 +66,7 @@ class Case:
 
     def columns(self) -> dict:
         """The case's own columns for a result row (kernel params flattened as ``p_NAME``)."""
-        row = {"machine": self.machine, "kernel": self.kernel, "M": self.M, "N": self.N, "K": self.K, "dtype": self.dtype}
+        row = {"machine": self.machine, "kernel": self.kernel, "label": self.name, "M": self.M, "N": self.N, "K": self.K, "dtype": self.dtype}
         row.update({f"p_{k}": (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in sorted(self.params.items())})
         row.update({f"layout_{k}": v for k, v in sorted(self.layout.items())})
         return row
