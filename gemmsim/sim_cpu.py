@@ -13,6 +13,7 @@ from gemmsim.kernels.base import CPUKernel
 from gemmsim.models.hierarchy import Hierarchy
 from gemmsim.timing import cpu_time
 from gemmsim.trace import Layout, LayoutSpec
+from gemmsim.units import dtype_bytes
 
 _KERNEL_MODULES = ("gemmsim.kernels.cpu", "gemmsim.kernels.cpu_packed")
 
@@ -97,8 +98,21 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
         peak_fraction=flops / t.time_s / peak if t.time_s else float("nan"),
         simd=k.simd,
     )
+    row.update(working_set_columns(machine, dtype, p))
     if k.extra is not None:
         row.update(k.extra(lay, p, machine))
+    return row
+
+
+def working_set_columns(machine, dtype: str, params) -> dict:
+    """Seed 000 section 4: a blocked kernel's working set s(BM*BK + BK*BN + BM*BN) and its share of each cache level."""
+    bm, bn, bk = (getattr(params, k, None) for k in ("BM", "BN", "BK"))
+    if not all(isinstance(v, int) for v in (bm, bn, bk)):
+        return {}
+    ws = dtype_bytes(dtype) * (bm * bk + bk * bn + bm * bn)
+    row = {"working_set_bytes": ws}
+    for c in machine.caches:
+        row[f"working_set_fraction_{c.name}"] = ws / c.size
     return row
 
 
