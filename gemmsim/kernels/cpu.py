@@ -457,8 +457,8 @@ def cpu_trace(
 
     ``kernel`` is a loop order (``"ijk"`` ...) or ``"blocked"``; ``params`` are the kernel's parameters
     (``promotion``; for blocked also ``BM``, ``BN``, ``BK``, ``tile_order``, ``inner_order``). ``layout`` is a
-    ready Layout, a LayoutSpec (or its dict) applied to M, N, K and dtype, or None for row-major A, B, C contiguous
-    from address 0. Each chunk has at most ``chunk`` accesses; addresses are bytes, sizes are the element size.
+    ready Layout (its element size wins over ``dtype``), a LayoutSpec (or its dict) applied to M, N, K and dtype,
+    or None for row-major A, B, C contiguous from address 0. Each chunk has at most ``chunk`` accesses; addresses are bytes, sizes are the element size.
 
     Example: ``sum(len(c) for c in cpu_trace("ijk", 8, 8, 8))`` is 8*8*(2*8+2) = 1152.
     """

@@ -240,6 +240,14 @@ def test_large_trace_streams_in_bounded_chunks():
     assert access_count("blocked", 1024, 1024, 1024) == 3 * 1024**3 + 1024 * 1024 * (1024 // 32)
 
 
+def test_public_name_and_kernel_table():
+    import gemmsim
+
+    assert gemmsim.cpu_trace is cpu_trace
+    assert set(KERNELS) == set(ORDERS) | {"blocked"}
+    assert all(k.host is not None and not k.simd for k in KERNELS.values())
+
+
 def test_bad_parameters_raise_kernel_error():
     with pytest.raises(KernelError, match="BM"):
         list(cpu_trace("blocked", 4, 4, 4, BM=0))
