@@ -25,7 +25,17 @@ def _cmd_run(args) -> int:
     from gemmsim.runner import run_experiment
 
     res = run_experiment(
-        args.experiment, out_dir=args.out, quick=args.quick, jobs=args.jobs, quiet=args.quiet, host=not args.no_host, force=args.force
+        args.experiment,
+        out_dir=args.out,
+        quick=args.quick,
+        jobs=args.jobs,
+        quiet=args.quiet,
+        host=not args.no_host,
+        force=args.force,
+        executor=args.executor,
+        address=args.address,
+        cache=not args.no_cache,
+        cache_dir=args.cache_dir,
     )
     print(table(res.rows))
     for n in res.notes:
@@ -169,6 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress lines")
     r.add_argument("--no-host", action="store_true", help="skip running kernels for real on this host")
     r.add_argument("--force", action="store_true", help="overwrite an existing --out folder")
+    r.add_argument("--executor", choices=["local", "dask"], default="local", help="where cases run: local processes (default) or a Dask cluster")
+    r.add_argument("--address", help="HOST:PORT of a running Dask scheduler (with --executor dask)")
+    r.add_argument("--no-cache", action="store_true", help="recompute every case; do not read or write the result cache")
+    r.add_argument("--cache-dir", help="result cache folder (default: .cache beside the results folder, i.e. results/.cache)")
     r.set_defaults(func=_cmd_run)
 
     m = sub.add_parser("machines", help="list, show, validate or detect machine files")

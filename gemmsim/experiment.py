@@ -3,6 +3,10 @@
 An experiment is checked in two passes, and every problem of both passes is reported at once with the file
 name and the field path: the schema (unknown keys, wrong types), then the meaning (machines that do not
 load, kernels no listed machine can run, parameters a kernel does not have, unknown dtypes).
+
+Besides plain shapes, an experiment can list ``workloads``: Transformer layers (gemmsim.workload) whose GEMMs
+become cases of every listed kernel on every machine, each tagged with its workload, op and count so the
+runner can add them up per workload. A workload's ``batch`` and ``phase`` may be lists (a batch sweep).
 """
 
 from __future__ import annotations
@@ -11,9 +15,9 @@ import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, PositiveInt, ValidationError, field_validator, model_validator
 
 from gemmsim.errors import ExperimentError, GemmsimError
 from gemmsim.machine import load_machine, read_yaml, validation_problems
@@ -21,6 +25,7 @@ from gemmsim.schema import Strict
 from gemmsim.simulate import Case, kernels_for
 from gemmsim.trace import LayoutSpec
 from gemmsim.units import DTYPE_BYTES
+from gemmsim.workload import OP_NAMES, TransformerLayer
 
 
 class Shape(Strict):
@@ -37,6 +42,68 @@ class KernelEntry(Strict):
     name: str = Field(description="Kernel name (ijk, blocked, tiled_smem, gemm ...).")
     params: dict[str, Any] = Field(default_factory=dict, description="Kernel parameters.")
     label: str | None = Field(None, description="Name shown in tables and figures (default: the kernel name).")
+
+
+Phase = Literal["prefill", "decode"]
+
+#: Kernel parameters that receive a workload's accumulator dtype when a kernel has one (and the entry does not set it).
+ACC_PARAM_NAMES = ("acc_dtype", "acc")
+
+
+def _as_list(v: Any) -> Any:
+    """A scalar becomes a one-element list, so a field can be written as one value or a sweep."""
+    return v if isinstance(v, list) else [v]
+
+
+class WorkloadEntry(Strict):
+    """A Transformer layer to decompose into GEMM cases (seed 000 sections 13-14); batch and phase may be swept."""
+
+    kind: Literal["transformer"] = Field("transformer", description="Workload type (only Transformer layers so far).")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Short name, shown in the results' 'workload' column.")
+    d_model: int = Field(gt=0, description="Model width d.")
+    heads: int = Field(1, gt=0, description="Attention heads; d_model must be a multiple of heads.")
+    d_ff: int | None = Field(None, gt=0, description="FFN hidden width (default 4 * d_model).")
+    seq_len: int = Field(gt=0, description="Prefill: tokens per sequence L; decode: KV-cache length unless kv_len is set.")
+    kv_len: int | None = Field(None, gt=0, description="Decode: tokens already in the KV cache (default seq_len).")
+    layers: int = Field(1, gt=0, description="Identical layers; multiplies every op's count.")
+    batch: Annotated[list[PositiveInt], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: [1], min_length=1, description="Batch B, or a list of batches to sweep (decode slides along the roof)."
+    )
+    phase: Annotated[list[Phase], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: ["prefill"], min_length=1, description="prefill, decode, or both as a list."
+    )
+    dtypes: list[str] | None = Field(None, description="Storage dtypes to run (default: the experiment's dtypes).")
+    acc_dtype: str | None = Field(None, description="Accumulator dtype (default int32 for integer storage, fp32 otherwise).")
+    ops: list[str] | None = Field(None, description=f"Only these ops (default all: {', '.join(OP_NAMES)}).")
+
+    @field_validator("ops")
+    @classmethod
+    def _ops(cls, v: list[str] | None) -> list[str] | None:
+        bad = [o for o in v or [] if o not in OP_NAMES]
+        if bad:
+            raise ValueError(f"unknown op(s) {', '.join(bad)}; known: {', '.join(OP_NAMES)}")
+        return v
+
+    @field_validator("dtypes")
+    @classmethod
+    def _dtypes(cls, v: list[str] | None) -> list[str] | None:
+        bad = [d for d in v or [] if d not in DTYPE_BYTES]
+        if bad:
+            raise ValueError(f"unknown dtype(s) {', '.join(bad)}; known: {', '.join(DTYPE_BYTES)}")
+        return v
+
+    @model_validator(mode="after")
+    def _layer(self) -> "WorkloadEntry":
+        self.layer_points(self.dtypes or ["fp32"])  # raises ValueError for sizes no layer can have
+        return self
+
+    def layer_points(self, dtypes: list[str]) -> list[TransformerLayer]:
+        """One TransformerLayer per (phase, batch, dtype) point, in that nesting order."""
+        common = self.model_dump(include={"name", "d_model", "heads", "d_ff", "seq_len", "kv_len", "layers", "acc_dtype"})
+        try:
+            return [TransformerLayer(**common, phase=ph, batch=b, dtype=dt) for ph in self.phase for b in self.batch for dt in (self.dtypes or dtypes)]
+        except ValidationError as err:
+            raise ValueError("; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors())) from None
 
 
 class HostSpec(Strict):
@@ -65,9 +132,10 @@ class Quick(Strict):
     machines: list[str] | None = Field(None, description="Machines to use instead.")
     kernels: list[str | KernelEntry] | None = Field(None, description="Kernels to use instead.")
     shapes: list[Shape] | None = Field(None, description="Shapes to use instead.")
-    sizes: list[int] | None = Field(None, description="Square sizes to use instead.")
+    sizes: list[PositiveInt] | None = Field(None, description="Square sizes to use instead.")
     dtypes: list[str] | None = Field(None, description="Dtypes to use instead.")
     sweep: dict[str, list[Any]] | None = Field(None, description="Sweep to use instead.")
+    workloads: list[WorkloadEntry] | None = Field(None, description="Workloads to use instead.")
 
 
 class Experiment(Strict):
@@ -79,7 +147,8 @@ class Experiment(Strict):
     machines: list[str] = Field(min_length=1, description="Machine names or paths ('host' = this computer, detected).")
     kernels: list[str | KernelEntry] = Field(min_length=1, description="Kernels, by name or with parameters.")
     shapes: list[Shape] | None = Field(None, description="GEMM shapes.")
-    sizes: list[int] | None = Field(None, description="Square sizes N (M = N = K = N); combined with shapes.")
+    sizes: list[PositiveInt] | None = Field(None, description="Square sizes N (M = N = K = N); combined with shapes.")
+    workloads: list[WorkloadEntry] | None = Field(None, description="Transformer layers whose GEMMs become cases, beside any shapes.")
     dtypes: list[str] = Field(default_factory=lambda: ["fp32"], description="Element types of A, B, C.")
     sweep: dict[str, list[Any]] = Field(default_factory=dict, description="Kernel parameter -> values; cartesian product.")
     layout: LayoutSpec = Field(default_factory=LayoutSpec, description="Placement of A, B, C in memory.")
@@ -93,6 +162,15 @@ class Experiment(Strict):
         bad = [d for d in v if d not in DTYPE_BYTES]
         if bad:
             raise ValueError(f"unknown dtype(s) {', '.join(bad)}; known: {', '.join(DTYPE_BYTES)}")
+        return v
+
+    @field_validator("workloads")
+    @classmethod
+    def _workload_names(cls, v: list[WorkloadEntry] | None) -> list[WorkloadEntry] | None:
+        names = [w.name for w in v or []]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"duplicate workload name(s) {', '.join(dup)}")
         return v
 
     def kernel_entries(self) -> list[KernelEntry]:
@@ -205,7 +283,8 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
                         source=source,
                         problems=validation_problems(err),
                     ) from None
-                for shape in exp.shape_list():
+                shapes = exp.shape_list() if (exp.shapes or exp.sizes or not exp.workloads) else []
+                for shape in shapes:
                     for dtype in exp.dtypes:
                         cases.append(
                             Case(
@@ -222,4 +301,56 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
                                 label=entry.label or "",
                             )
                         )
+                cases += workload_cases(exp, name, entry, params, set(model.model_fields), quick)
     return Plan(exp, source, loaded, cases, skipped)
+
+
+def workload_cases(exp: Experiment, machine: str, entry: KernelEntry, params: dict, fields: set[str], quick: bool = False) -> list[Case]:
+    """The cases of every workload of ``exp`` for one machine and one kernel configuration.
+
+    Each op of each (phase, batch, dtype) point becomes one Case with the op's M, N, K and the point's storage
+    dtype; ``tags`` carry workload, op, count and the layer's sizes into the result row. A kernel with an
+    accumulator parameter (``acc_dtype`` or ``acc``) gets the workload's accumulator unless the entry sets it.
+    """
+    out: list[Case] = []
+    for w in exp.workloads or []:
+        for layer in w.layer_points(exp.dtypes):
+            p = dict(params)
+            for acc_name in ACC_PARAM_NAMES:
+                if acc_name in fields and acc_name not in entry.params:
+                    p[acc_name] = layer.accumulate
+                    break
+            for op in layer.ops():
+                if w.ops and op.name not in w.ops:
+                    continue
+                tags = {
+                    "workload": w.name,
+                    "phase": layer.phase,
+                    "batch": layer.batch,
+                    "seq_len": layer.seq_len,
+                    "kv_len": layer.kv if layer.phase == "decode" else None,
+                    "d_model": layer.d_model,
+                    "heads": layer.heads,
+                    "d_ff": layer.ffn,
+                    "acc_dtype": layer.accumulate,
+                    "op": op.name,
+                    "count": op.count,
+                    "ideal_intensity_flop_per_byte": op.ideal_intensity(layer.dtype),
+                }
+                out.append(
+                    Case(
+                        experiment=exp.name,
+                        machine=machine,
+                        kernel=entry.name,
+                        params=p,
+                        M=op.M,
+                        N=op.N,
+                        K=op.K,
+                        dtype=layer.dtype,
+                        layout=exp.layout.model_dump(mode="json"),
+                        quick=quick,
+                        label=entry.label or "",
+                        tags=tags,
+                    )
+                )
+    return out

@@ -1,8 +1,13 @@
 """The whole flow of ``gemmsim run``, wired once.
 
     load     -> experiment.load_experiment + experiment.plan: check the file, load machines, expand the cases
-    simulate -> simulate.run_case per case, in parallel processes: trace -> models -> metrics -> timing
-    collect  -> one row per case: every parameter and counter
+    connect  -> executor.make_executor: local processes (default: every core) or a Dask cluster, before anything
+                is written, so an unreachable scheduler leaves no trace
+    cache    -> ResultCache.get: cases already simulated (same case, same machine content, same gemmsim code)
+                are read from the cache folder instead of recomputed
+    simulate -> simulate.run_case per remaining case on the executor: trace -> models -> metrics -> timing;
+                each result is written to the cache as it arrives, so an interrupted run resumes
+    collect  -> one row per case: every parameter and counter; workload rows get op totals (time x count)
     host     -> host.run_host: the CPU kernels run for real on this computer, after the simulations (so nothing
                 else competes for the cores), beside the model of the detected 'host' machine
     report   -> report.write_results: resolved experiment, results.csv/json, figures; report.table for the terminal
@@ -13,17 +18,20 @@ a result is always complete.
 
 from __future__ import annotations
 
+import csv
+import functools
+import hashlib
+import json
 import math
-import multiprocessing as mp
 import os
 import shutil
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemmsim.errors import ExperimentError
+from gemmsim.executor import Executor, LocalExecutor, make_executor
 from gemmsim.experiment import Plan, load_experiment, plan
 from gemmsim.simulate import Case, run_case
 
@@ -35,15 +43,30 @@ class RunResult:
     rows: list[dict]
     out_dir: Path | None
     notes: list[str] = field(default_factory=list)
+    workload_totals: list[dict] = field(default_factory=list)
 
 
 class Progress:
-    """Cases done, elapsed, and an estimate of the time left, on stderr (silent when ``quiet``)."""
+    """Cases done, elapsed, and an estimate of the time left, on stderr (silent when ``quiet``).
+
+    Cases read from the cache are counted at once (one line) and left out of the time estimate, which
+    extrapolates from the cases actually simulated.
+    """
 
     def __init__(self, total: int, quiet: bool = False, stream=None):
-        self.total, self.done, self.quiet = total, 0, quiet
+        self.total, self.done, self.from_cache, self.quiet = total, 0, 0, quiet
         self.stream = stream or sys.stderr
         self.start = time.monotonic()
+
+    def cached(self, n: int) -> None:
+        """Count ``n`` cases found in the cache and say so."""
+        if n <= 0:
+            return
+        self.done += n
+        self.from_cache += n
+        self.start = time.monotonic()
+        if not self.quiet:
+            print(f"[{self.done}/{self.total}] {n} case{'s' if n != 1 else ''} from the cache", file=self.stream, flush=True)
 
     def step(self, label: str) -> None:
         """Count one finished case and print a line."""
@@ -51,8 +74,10 @@ class Progress:
         if self.quiet:
             return
         el = time.monotonic() - self.start
-        left = el / self.done * (self.total - self.done)
-        print(f"[{self.done}/{self.total}] {label}  ({el:.1f} s elapsed, ~{left:.0f} s left)", file=self.stream, flush=True)
+        computed = self.done - self.from_cache
+        left = el / computed * (self.total - self.done) if computed else 0.0
+        cache = f", {self.from_cache} from the cache" if self.from_cache else ""
+        print(f"[{self.done}/{self.total}] {label}  ({el:.1f} s elapsed, ~{left:.0f} s left{cache})", file=self.stream, flush=True)
 
 
 def _label(case: Case) -> str:
@@ -61,32 +86,207 @@ def _label(case: Case) -> str:
     return f"{case.machine} {case.name}{shape} {case.dtype} {params}".strip()
 
 
-def _run_one(machine, case: Case) -> dict:
+def _plain(v):
+    """A JSON-able plain-Python value (numpy scalars and arrays become Python numbers and lists)."""
+    if hasattr(v, "tolist"):
+        return v.tolist()
+    if hasattr(v, "item"):
+        return v.item()
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _simulate_item(item: tuple) -> tuple[dict, float]:
+    """Executor task: simulate one (machine, case); returns the result columns (plain Python) and the wall time."""
+    machine, case = item
     t0 = time.perf_counter()
     res = run_case(machine, case)
-    row = {**case.columns(), **res, "case_key": case.key(), "sim_wall_s": time.perf_counter() - t0}
-    return row
+    return _plain(res), time.perf_counter() - t0
 
 
-def simulate_cases(p: Plan, jobs: int | None = None, quiet: bool = False) -> list[dict]:
-    """Run every case of a plan (in parallel processes when there are several) and return rows in plan order."""
+def _row(case: Case, res: dict, wall_s: float, from_cache: bool) -> dict:
+    return {**case.columns(), **case.tags, **res, "case_key": case.key(), "sim_wall_s": wall_s, "from_cache": from_cache}
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of gemmsim's version and every source file of the package: a changed model invalidates the cache."""
+    from gemmsim import __version__
+
+    h = hashlib.sha256(__version__.encode())
+    root = Path(__file__).resolve().parent
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def default_cache_dir(out_dir: str | os.PathLike) -> Path:
+    """The cache beside the results folders: results/.cache for the default results/NAME-DATE-TIME."""
+    return Path(out_dir).parent / ".cache"
+
+
+class ResultCache:
+    """Results of simulated cases, one JSON file per case under ``folder``, keyed by a hash of what defines them.
+
+    The key covers the case (kernel, parameters, shape, dtype, layout; not its experiment name, label or
+    tags, which do not change the simulation, so experiments share results), the machine's whole content
+    (a changed machine file misses) and ``code_fingerprint()`` (a changed gemmsim misses). Files are written
+    atomically as each case finishes, so an interrupted run keeps what it computed.
+    """
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        self.hits = self.writes = 0
+
+    @staticmethod
+    def key(machine, case: Case) -> str:
+        """Hex digest identifying the simulation of ``case`` on ``machine`` with this gemmsim."""
+        c = {k: v for k, v in case.to_dict().items() if k not in ("experiment", "label", "tags")}
+        blob = json.dumps({"case": c, "machine": machine.model_dump(mode="json"), "code": code_fingerprint()}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, machine, case: Case) -> tuple[dict, float] | None:
+        """(result columns, simulation wall time) if this case was simulated before; None otherwise (or if unreadable)."""
+        p = self._path(self.key(machine, case))
+        try:
+            data = json.loads(p.read_text())
+            out = data["result"], float(data["sim_wall_s"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        self.hits += 1
+        return out
+
+    def put(self, machine, case: Case, result: dict, wall_s: float) -> None:
+        """Store one case's result (atomically: a reader never sees half a file)."""
+        key = self.key(machine, case)
+        p = self._path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f"{p.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "case": case.to_dict(), "result": result, "sim_wall_s": wall_s}, default=str))
+        os.replace(tmp, p)
+        self.writes += 1
+
+
+def simulate_cases(
+    p: Plan,
+    jobs: int | None = None,
+    quiet: bool = False,
+    executor: Executor | None = None,
+    cache: ResultCache | None = None,
+) -> list[dict]:
+    """Run every case of a plan and return rows in plan order.
+
+    Cases found in ``cache`` are not recomputed; the others run on ``executor`` (default: local processes,
+    ``jobs`` of them, all cores when None) and are written to the cache as they finish. Cases that differ only
+    in what does not change the simulation (experiment, label, tags) are simulated once.
+    """
     cases = p.cases
     prog = Progress(len(cases), quiet)
-    jobs = jobs or os.cpu_count() or 1
     rows: list[dict | None] = [None] * len(cases)
-    if jobs <= 1 or len(cases) <= 1:
-        for i, c in enumerate(cases):
-            rows[i] = _run_one(p.machines[c.machine], c)
-            prog.step(_label(c))
-        return rows  # type: ignore[return-value]
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=min(jobs, len(cases)), mp_context=ctx) as pool:
-        futs = {pool.submit(_run_one, p.machines[c.machine], c): i for i, c in enumerate(cases)}
-        for fut in as_completed(futs):
-            i = futs[fut]
-            rows[i] = fut.result()
-            prog.step(_label(cases[i]))
+    # cases that simulate the same thing (a decode attention op does not depend on the batch) run once
+    same: dict[str, list[int]] = {}
+    for i, c in enumerate(cases):
+        same.setdefault(ResultCache.key(p.machines[c.machine], c), []).append(i)
+    todo: list[list[int]] = []
+    for idx in same.values():
+        c = cases[idx[0]]
+        hit = cache.get(p.machines[c.machine], c) if cache is not None else None
+        if hit is None:
+            todo.append(idx)
+        else:
+            for i in idx:
+                rows[i] = _row(cases[i], hit[0], hit[1], True)
+    prog.cached(len(cases) - sum(len(idx) for idx in todo))
+    ex = executor or LocalExecutor(jobs)
+    try:
+        for j, (res, wall) in ex.map(_simulate_item, [(p.machines[cases[idx[0]].machine], cases[idx[0]]) for idx in todo]):
+            first = cases[todo[j][0]]
+            if cache is not None:
+                cache.put(p.machines[first.machine], first, res, wall)
+            for i in todo[j]:
+                rows[i] = _row(cases[i], res, wall, False)
+                prog.step(_label(cases[i]))
+    finally:
+        if executor is None:
+            ex.close()
     return rows  # type: ignore[return-value]
+
+
+def workload_totals(rows: list[dict]) -> list[dict]:
+    """Per workload point (workload, phase, batch, dtype) and machine and kernel: the ops added up.
+
+    Adds ``op_time_s`` = time_s x count and ``op_flops`` = flops x count to each workload row (in place) and returns
+    one summary per group: ops, FLOPs, modelled time, achieved GFLOP/s, the op that takes the most time.
+    Attention ops (count = batch x heads) are timed as ``count`` GEMMs one after another, an upper bound for a
+    batched kernel that runs them side by side.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r.get("workload") is None:
+            continue
+        r["op_time_s"] = r["time_s"] * r["count"]
+        r["op_flops"] = r["flops"] * r["count"]
+        params = json.dumps({k: v for k, v in r.items() if k.startswith("p_")}, sort_keys=True, default=str)
+        key = (r["workload"], r["phase"], r["batch"], r["seq_len"], r["dtype"], r["machine"], r["label"], params)
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (wl, phase, batch, seq_len, dtype, machine, label, _), rs in groups.items():
+        t = sum(r["op_time_s"] for r in rs)
+        fl = sum(r["op_flops"] for r in rs)
+        for r in rs:
+            r["op_time_share"] = r["op_time_s"] / t if t else float("nan")
+        top = max(rs, key=lambda r: r["op_time_s"])
+        out.append(
+            {
+                "workload": wl,
+                "phase": phase,
+                "batch": batch,
+                "seq_len": seq_len,
+                "dtype": dtype,
+                "machine": machine,
+                "kernel": label,
+                "ops": len(rs),
+                "flops": fl,
+                "time_s": t,
+                "gflops": fl / t / 1e9 if t else float("nan"),
+                "dram_bytes": sum(r["dram_bytes"] * r["count"] for r in rs),
+                "slowest_op": top["op"],
+                "slowest_op_share": top["op_time_s"] / t if t else float("nan"),
+                "slowest_op_bound": top.get("bound"),
+            }
+        )
+    return out
+
+
+def workload_notes(totals: list[dict]) -> list[str]:
+    """One plain sentence per workload total."""
+    notes = []
+    for s in totals:
+        notes.append(
+            f"workload {s['workload']} {s['phase']} B={s['batch']} L={s['seq_len']} {s['dtype']} on {s['machine']} ({s['kernel']}): "
+            f"{s['ops']} ops, {s['flops'] / 1e9:.3g} GFLOP in {s['time_s'] * 1e3:.3g} ms modelled = {s['gflops']:.3g} GFLOP/s; "
+            f"{s['slowest_op']} takes {100 * s['slowest_op_share']:.0f} % ({s['slowest_op_bound']}-bound)"
+        )
+    if totals:
+        notes.append("workload times add each op's time x count: the B x heads attention GEMMs are timed one after another (an upper bound for a batched kernel)")
+    return notes
+
+
+def write_workload_totals(folder: Path, totals: list[dict]) -> None:
+    """workloads.csv: one line per workload total (empty runs write nothing)."""
+    if not totals:
+        return
+    with open(folder / "workloads.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(totals[0]))
+        w.writeheader()
+        w.writerows(totals)
 
 
 def host_cross_check(p: Plan, rows: list[dict], quiet: bool = False) -> list[str]:
@@ -173,8 +373,17 @@ def run_experiment(
     host: bool = True,
     figures: bool = True,
     force: bool = False,
+    executor: str | Executor = "local",
+    address: str | None = None,
+    cache: bool = True,
+    cache_dir: str | os.PathLike | None = None,
 ) -> RunResult:
-    """Run an experiment file end to end and write its results folder (see the module docstring)."""
+    """Run an experiment file end to end and write its results folder (see the module docstring).
+
+    ``executor`` is 'local' (processes: ``jobs``, default every core), 'dask' (the scheduler at ``address``) or an
+    Executor instance (not closed here). ``cache`` reuses and stores results in ``cache_dir`` (default: ``.cache``
+    beside the results folder, i.e. results/.cache).
+    """
     from gemmsim import report
 
     exp = load_experiment(path)
@@ -184,25 +393,38 @@ def run_experiment(
     out = Path(out_dir) if out_dir else default_out_dir(p.experiment.name)
     if out.exists() and any(out.iterdir()) and not force:
         raise ExperimentError(f"results folder {out} exists and is not empty; choose another --out or pass --force")
-    partial = out.with_name(out.name + ".partial")
-    if partial.exists():
-        shutil.rmtree(partial)
-    notes = [f"not run: {s}" for s in p.skipped]
-    if not quiet:
-        print(f"{p.experiment.name}: {len(p.cases)} cases on {len(p.machines)} machines", file=sys.stderr, flush=True)
-    rows = simulate_cases(p, jobs=jobs, quiet=quiet)
+    ex = executor if isinstance(executor, Executor) else make_executor(executor, jobs=jobs, address=address)
+    try:
+        partial = out.with_name(out.name + ".partial")
+        if partial.exists():
+            shutil.rmtree(partial)
+        notes = [f"not run: {s}" for s in p.skipped]
+        rc = ResultCache(cache_dir or default_cache_dir(out)) if cache else None
+        if not quiet:
+            where = f"{ex.name} executor" + (f" at {ex.address}" if getattr(ex, "address", None) else "")
+            print(f"{p.experiment.name}: {len(p.cases)} cases on {len(p.machines)} machines ({where})", file=sys.stderr, flush=True)
+        rows = simulate_cases(p, jobs=jobs, quiet=quiet, executor=ex, cache=rc)
+    finally:
+        if not isinstance(executor, Executor):
+            ex.close()
+    hits = sum(bool(r["from_cache"]) for r in rows)
+    if rc is not None and hits:
+        notes.append(f"{hits} of {len(rows)} cases came from the cache {rc.folder} (run with --no-cache to recompute)")
+    totals = workload_totals(rows)
+    notes += workload_notes(totals)
     if host and any(c.machine == "host" for c in p.cases):
         notes += host_cross_check(p, rows, quiet=quiet)
     try:
         partial.mkdir(parents=True)
         report.write_results(partial, p, rows, notes, figures=figures)
+        write_workload_totals(partial, totals)
         if out.exists():
             shutil.rmtree(out)
         partial.rename(out)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    return RunResult(rows, out, notes)
+    return RunResult(rows, out, notes, totals)
 
 
 def finite(x) -> bool:

@@ -49,6 +49,8 @@ class Case:
     layout: dict = field(default_factory=dict)
     quick: bool = False
     label: str = ""
+    #: extra result columns that identify the case but do not change its simulation (workload, op, count ...)
+    tags: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
