@@ -8,7 +8,12 @@ One warp instruction is served as follows (GPU_FACTS 4.1):
 * 8-byte accesses: two phases of 16 lanes (half-warps); 16-byte accesses: four phases of 8 lanes;
 * within a phase, lanes that touch the same 32-bit word share it (a read broadcasts; of several writes to
   one word only one happens), and lanes that touch *different* words of one bank are served one after the
-  other: the phase takes as many wavefronts as the largest number of distinct words any bank holds.
+  other: the phase takes as many wavefronts as the largest number of distinct words any bank holds;
+* measured on the H200 (validation/h200/smem_wavefronts.csv, 83 patterns): an 8- or 16-byte *load* whose
+  lanes 2j and 2j+1 all read the same address ("uniform pairs") needs only half the phases -- 16 distinct
+  addresses, then served as 1 phase (8-byte) or 2 phases of 16 lanes (16-byte). So an 8-byte broadcast costs
+  1 wavefront and a 16-byte broadcast 2, not 2 and 4. NVIDIA's forum notes that "uniform pairs of addresses
+  can halve" an LDS.128 (GPU_FACTS 4.1). Stores never merge.
 
 ``wavefronts = sum over phases of max over banks of (distinct words in that bank)``; the ideal is
 ``ceil(32 x width / 128)`` (1, 2 or 4), and ``bank_conflicts = wavefronts - ideal``. These are the numbers
@@ -39,16 +44,25 @@ def ideal_wavefronts(width: int) -> int:
 
 
 @njit(cache=True)
-def _wavefronts_batch(addrs, active, width, nbanks, bank_bytes, phases):
+def _wavefronts_batch(addrs, active, width, nbanks, bank_bytes, base_phases, is_load):
     """Wavefronts of each row of ``addrs`` ((n, 32) byte addresses); inactive lanes are skipped."""
     n = addrs.shape[0]
     out = np.zeros(n, dtype=np.int64)
-    lanes_per_phase = WARP // phases
     words_per_lane = max(1, width // bank_bytes)
-    cap = lanes_per_phase * words_per_lane
-    seen = np.empty(cap, dtype=np.int64)
+    seen = np.empty(WARP * words_per_lane, dtype=np.int64)
     count = np.zeros(nbanks, dtype=np.int64)
     for i in range(n):
+        phases = base_phases
+        if is_load and base_phases > 1:
+            # uniform pairs (lanes 2j, 2j+1 read one address) halve the phases of 8- and 16-byte loads
+            uniform = True
+            for j in range(0, WARP, 2):
+                if active[i, j] != active[i, j + 1] or (active[i, j] and addrs[i, j] != addrs[i, j + 1]):
+                    uniform = False
+                    break
+            if uniform:
+                phases = base_phases // 2
+        lanes_per_phase = WARP // phases
         total = 0
         for p in range(phases):
             nseen = 0
@@ -109,18 +123,27 @@ def _as_batch(byte_addresses, width: int, active=None) -> tuple[np.ndarray, np.n
     return a, m
 
 
-def smem_wavefronts_batch(machine: GPUMachine, byte_addresses, width: int, active=None) -> np.ndarray:
-    """Wavefronts of each of n warp instructions: ``byte_addresses`` is (n, 32), ``active`` an optional (n, 32) mask.
+def _is_load(op: str) -> bool:
+    if op not in ("ld", "st"):
+        raise KernelError(f"op must be 'ld' (load) or 'st' (store), not {op!r}")
+    return op == "ld"
+
+
+def smem_wavefronts_batch(machine: GPUMachine, byte_addresses, width: int, active=None, op: str = "ld") -> np.ndarray:
+    """Wavefronts of each of n warp instructions: ``byte_addresses`` is (n, 32), ``active`` an optional (n, 32) mask,
+    ``op`` 'ld' or 'st'.
 
     Returns an int64 array of n wavefront counts (0 for an instruction with no active lane).
     """
+    is_load = _is_load(op)
     a, m = _as_batch(byte_addresses, width, active)
     sm = machine.smem
-    return _wavefronts_batch(a, m, int(width), int(sm.banks), int(sm.bank_bytes), _phases(width))
+    return _wavefronts_batch(a, m, int(width), int(sm.banks), int(sm.bank_bytes), _phases(width), is_load)
 
 
-def smem_wavefronts(machine: GPUMachine, byte_addresses, width: int, active=None) -> int:
-    """Wavefronts one warp shared-memory instruction needs: 32 byte addresses, ``width`` 1/2/4/8/16 bytes.
+def smem_wavefronts(machine: GPUMachine, byte_addresses, width: int, active=None, op: str = "ld") -> int:
+    """Wavefronts one warp shared-memory instruction needs: 32 byte addresses, ``width`` 1/2/4/8/16 bytes,
+    ``op`` 'ld' (default) or 'st'.
 
     Stride-1 fp32 gives 1, stride-2 gives 2, stride-32 gives 32, stride-33 gives 1 (the [TILE][TILE+1]
     padding), all lanes on one word give 1 (broadcast), 8-byte stride-1 gives 2, 16-byte stride-1 gives 4.
@@ -128,16 +151,16 @@ def smem_wavefronts(machine: GPUMachine, byte_addresses, width: int, active=None
     a, m = _as_batch(byte_addresses, width, active)
     if a.shape[0] != 1:
         raise KernelError("smem_wavefronts takes one instruction (32 addresses); use smem_wavefronts_batch for many")
-    sm = machine.smem
-    return int(_wavefronts_batch(a, m, int(width), int(sm.banks), int(sm.bank_bytes), _phases(width))[0])
+    return int(smem_wavefronts_batch(machine, a, width, m, op)[0])
 
 
-def bank_conflicts(machine: GPUMachine, byte_addresses, width: int, active=None) -> int:
+def bank_conflicts(machine: GPUMachine, byte_addresses, width: int, active=None, op: str = "ld") -> int:
     """Extra wavefronts caused by bank conflicts: wavefronts - ideal.
 
-    The ideal is one wavefront per phase that has an active lane (1, 2 or 4 for a full warp by width).
+    The ideal is one wavefront per phase that has an active lane, the phases being the full ones (1, 2 or 4
+    for a full warp by width) -- so a uniform-pairs 16-byte load that needs 2 wavefronts counts as 0.
     """
     a, m = _as_batch(byte_addresses, width, active)
     phases = _phases(width)
     ideal = int(m[0].reshape(phases, WARP // phases).any(axis=1).sum())
-    return smem_wavefronts(machine, a[0], width, m[0]) - ideal
+    return max(0, smem_wavefronts(machine, a[0], width, m[0], op) - ideal)

@@ -92,6 +92,35 @@ def patterns() -> list[tuple[str, str, str, int, list[int]]]:
     add("global_st_w4_stride32", "global", "st", 4, LANE * 128)
     add("global_st_w4_stride1_offset4", "global", "st", 4, LANE * 4 + 4)
     add("global_st_w16_stride1", "global", "st", 16, LANE * 16)
+    # ---- second run: when do lanes with equal addresses in adjacent pairs merge phases (8/16-byte)? ----
+    rng2 = np.random.default_rng(20240602)
+
+    def pairs(values):  # lanes 2j and 2j+1 get values[j]
+        return np.repeat(np.asarray(values), 2)
+
+    for i in range(3):
+        add(f"smem_ld_w8_pairs_random{i}", "smem", "ld", 8, pairs(rng2.integers(0, 512, 16)) * 8)
+        add(f"smem_ld_w16_pairs_random{i}", "smem", "ld", 16, pairs(rng2.integers(0, 256, 16)) * 16)
+    for i in range(3):
+        a = rng2.integers(0, 512, 32)
+        keep = rng2.random(16) < 0.5
+        a[1::2] = np.where(keep, a[0::2], a[1::2])
+        add(f"smem_ld_w8_some_pairs_random{i}", "smem", "ld", 8, a * 8)
+        b = rng2.integers(0, 256, 32)
+        b[1::2] = np.where(keep, b[0::2], b[1::2])
+        add(f"smem_ld_w16_some_pairs_random{i}", "smem", "ld", 16, b * 16)
+    add("smem_ld_w8_pairs_first_half", "smem", "ld", 8,
+        np.where(LANE < 16, (LANE // 2) * 8, np.where(LANE < 24, 128 + (LANE - 16) * 8, 192 + (LANE - 24) * 8)))
+    add("smem_ld_w8_pairs_but_last", "smem", "ld", 8, np.where(LANE < 31, (LANE // 2) * 8, 256))
+    add("smem_ld_w8_quads", "smem", "ld", 8, (LANE // 4) * 8)
+    add("smem_ld_w16_pairs_first_half", "smem", "ld", 16, np.where(LANE < 16, (LANE // 2) * 16, 256 + (LANE - 16) * 16))
+    add("smem_ld_w16_octets", "smem", "ld", 16, (LANE // 8) * 16)
+    j = LANE // 2
+    add("smem_ld_w16_pairs_interleaved", "smem", "ld", 16, np.where(j % 2 == 0, (j // 2) * 16, 512 + (j // 2) * 16))
+    add("smem_ld_w8_pairs_interleaved", "smem", "ld", 8, np.where(j % 2 == 0, (j // 2) * 8, 256 + (j // 2) * 8))
+    add("smem_st_w8_pairs", "smem", "st", 8, (LANE // 2) * 8)
+    add("smem_st_w16_pairs", "smem", "st", 16, (LANE // 2) * 16)
+    add("smem_st_w16_broadcast", "smem", "st", 16, np.zeros(32))
     return [(n, sp, op, w, [int(x) for x in o]) for n, sp, op, w, o in out]
 
 
