@@ -114,6 +114,9 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
     hi = np.empty(3, np.int64)
     for d in range(3):
         hi[d] = min(st[d] + tiles[d], dims[d])
+    base = np.empty(nb, np.int64)
+    step = np.empty(nb, np.int64)
+    wr = np.empty(nb, np.uint8)
     n = 0
     while n < cap and st[8] == 0:
         stage = st[6]
@@ -129,6 +132,28 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
             st[7] = 0
         elif stage == 1:
             q = st[7]
+            if q == 0:
+                # fast path: as many whole innermost iterations as fit, each operand a base plus a stride along w
+                m = min(hi[w] - st[3 + w], (cap - n) // nb)
+                if m > 0:
+                    for b in range(nb):
+                        t = tab[body[b]]
+                        base[b] = t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4]
+                        step[b] = (t[2] if t[1] == w else 0) + (t[4] if t[3] == w else 0)
+                        wr[b] = 1 if body[b] == 3 else 0
+                    for it in range(m):
+                        for b in range(nb):
+                            addr[n] = base[b] + it * step[b]
+                            size[n] = elem
+                            is_write[n] = wr[b]
+                            core[n] = 0
+                            n += 1
+                    st[3 + w] += m
+                    if st[3 + w] == hi[w]:
+                        st[6] = 2
+                        continue
+                    if n == cap:
+                        continue
             while n < cap:
                 kd = body[q]
                 t = tab[kd]
