@@ -351,7 +351,7 @@ def _read_text(path, fmt: str, chunk: int, default_size: int) -> Iterator[np.nda
                 carry = b""
             if block:
                 buf = np.frombuffer(block, dtype=np.uint8)
-                cap = 2 * (block.count(b"\n") + 1)
+                cap = (2 if fmt == "lackey" else 1) * (block.count(b"\n") + 1)  # lackey's M line is two accesses
                 out = np.empty(cap, dtype=ACCESS)
                 n, lines, err, bad, s, e = _parse(buf, code, out["addr"], out["size"], out["is_write"], default_size)
                 if err:
