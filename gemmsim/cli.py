@@ -128,7 +128,7 @@ def _cmd_trace(args) -> int:
     lay = Layout.build(args.M or n, args.Ncols or n, args.K or n, args.dtype, spec)
     machine = load_machine(args.machine) if args.machine else None
     count = write_trace(k.trace(lay, params, machine), args.out, args.format)
-    print(f"wrote {count} accesses to {args.out} ({args.format})", file=sys.stderr)
+    print(f"wrote {count} accesses to {args.out}", file=sys.stderr)
     return 0
 
 
@@ -214,12 +214,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--machine", help="machine for kernels that need one (vector width, registers)")
     t.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="kernel parameter (repeatable)")
     t.add_argument("--out", required=True)
-    t.add_argument("--format", choices=["din", "lackey", "npy"], default="din")
+    t.add_argument("--format", choices=["din", "xdin", "lackey", "npy"], default=None, help="default: from the file suffix, else din")
     t.set_defaults(func=_cmd_trace)
 
     s = sub.add_parser("simulate", help="run a trace file through a cache hierarchy")
     s.add_argument("--trace", required=True)
-    s.add_argument("--format", choices=["din", "lackey", "npy"], default="din")
+    s.add_argument("--format", choices=["din", "xdin", "lackey", "npy"], default=None, help="default: from the file suffix")
     s.add_argument("--machine", help="cpu machine name or path")
     s.add_argument("--cache", action="append", default=[], metavar="SETS:WAYS:LINE[:POLICY]", help="a cache level, L1 first (repeatable)")
     s.add_argument("--json", action="store_true", help="print exactly one JSON object")

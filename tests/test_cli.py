@@ -48,7 +48,7 @@ def test_trace_then_simulate_reproduces_the_seed_lab(capsys, tmp_path):
     assert code == 0
     d = json.loads(out)
     (l1,) = d["levels"]
-    assert l1["loads"] + l1["stores"] == 1152 and l1["load_misses"] + l1["store_misses"] == 544
+    assert l1["loads"] + l1["stores"] == 1152 and l1["load_misses"] + l1["store_misses"] == 624
     assert set(d) == {"levels", "memory"}
     assert set(l1) >= {"name", "loads", "stores", "load_hits", "load_misses", "store_hits", "store_misses", "writebacks", "evictions", "dirty_at_end"}
 
