@@ -1,0 +1,148 @@
+"""Model-against-measurement figures for validation/h200/README.md.
+
+Usage (from the repository root): python validation/h200/figures.py
+Writes validation/h200/figures/{occupancy,wavefronts,sectors,waves,l2_raster}.png from the CSVs beside this
+script and gemmsim's models (matplotlib object API, Agg backend).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from gemmsim.errors import LaunchError  # noqa: E402
+from gemmsim.machine import load_machine  # noqa: E402
+from gemmsim.models.banks import smem_wavefronts  # noqa: E402
+from gemmsim.models.coalesce import global_sectors  # noqa: E402
+from gemmsim.models.occupancy import occupancy  # noqa: E402
+from gemmsim.models.waves import wave_time  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "figures"
+
+
+def rows(name: str) -> list[dict]:
+    return list(csv.DictReader((HERE / name).open()))
+
+
+def fig_occupancy(h) -> None:
+    data = rows("occupancy.csv")
+    fig = Figure(figsize=(9, 3.6))
+    axes = fig.subplots(1, 2)
+    ax = axes[0]
+    for regs, color in ((32, "C0"), (72, "C1"), (128, "C2")):
+        pts = [r for r in data if int(r["regs"]) == regs and r["threads"] == "256" and r["carveout"] == "-1"]
+        x = [int(r["smem_bytes"]) / 1024 for r in pts]
+        ax.plot(x, [int(r["blocks_per_sm"]) for r in pts], "o", color=color, label=f"CUDA runtime, {regs} regs")
+        xs = np.linspace(0, 227 * 1024, 400).astype(int)
+        ys = []
+        for s in xs:
+            try:
+                ys.append(occupancy(h, threads=256, regs=regs, smem=int(s)).blocks_per_sm)
+            except LaunchError:
+                ys.append(0)
+        ax.step(xs / 1024, ys, where="post", color=color, lw=1)
+    ax.set(xlabel="shared memory per block (KiB)", ylabel="blocks / SM", title="H200, 256 threads: model (lines) vs API")
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    agree = defaultdict(int)
+    for r in data:
+        t, regs, smem, carve, api = (int(r[k]) for k in ("threads", "regs", "smem_bytes", "carveout", "blocks_per_sm"))
+        try:
+            got = occupancy(h, threads=t, regs=regs, smem=smem, carveout=None if carve < 0 else carve).blocks_per_sm
+        except LaunchError:
+            got = 0
+        agree[(api, got)] += 1
+    keys = sorted(agree)
+    ax.scatter([k[0] for k in keys], [k[1] for k in keys], s=[8 + 2 * np.sqrt(agree[k]) for k in keys], alpha=0.6)
+    ax.plot([0, 32], [0, 32], "k--", lw=0.8)
+    ax.set(xlabel="cudaOccupancyMaxActiveBlocksPerMultiprocessor", ylabel="gemmsim occupancy()",
+           title=f"all {len(data)} configurations (0 = refused)")
+    fig.tight_layout()
+    fig.savefig(OUT / "occupancy.png", dpi=80)
+
+
+def fig_patterns(h, csv_name: str, fn, column: str, out: str, title: str) -> None:
+    data = rows(csv_name)
+    names = [r["pattern"] for r in data]
+    measured = [int(r[column]) / int(r["instructions"]) for r in data]
+    model = [fn(h, np.array([int(x) for x in r["addresses"].split()]), int(r["width"]), op=r["op"])
+             if csv_name.startswith("smem") else fn(h, np.array([int(x) for x in r["addresses"].split()]), int(r["width"]))
+             for r in data]
+    fig = Figure(figsize=(12, 4.2))
+    ax = fig.subplots()
+    x = np.arange(len(names))
+    ax.bar(x, measured, color="C0", label="ncu on the H200")
+    ax.plot(x, model, "r_", markersize=9, mew=2, label="gemmsim model")
+    ax.set_xticks(x, names, rotation=90, fontsize=5)
+    ax.set_yscale("log", base=2)
+    ax.set(ylabel=column + " per instruction", title=title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(OUT / out, dpi=80)
+
+
+def fig_waves(h) -> None:
+    data = rows("waves.csv")
+    overhead = float(data[0]["time_ms"])
+    fma = [r for r in data if r["kernel"] == "fma"]
+    flops = 256 * int(fma[0]["block_param"]) * 16 * 8 * 2
+    fma_block_s = flops / (h.flops_per_clk("fp32", tensor=False) * h.clock_mhz_max * 1e6)
+    fig = Figure(figsize=(10, 3.6))
+    axes = fig.subplots(1, 2)
+    for ax, kernel, regime, block_s in ((axes[0], "sleep", "latency", 50e-6), (axes[1], "fma", "throughput", fma_block_s)):
+        for i, bps in enumerate((1, 2, 4, 8)):
+            pts = sorted((int(r["grid"]), float(r["time_ms"])) for r in data
+                         if r["kernel"] == kernel and int(r["blocks_per_sm"]) == bps)
+            g = np.array([p[0] for p in pts])
+            ax.plot(g, [p[1] for p in pts], ".", color=f"C{i}", ms=3, label=f"measured, {bps} blocks/SM")
+            gg = np.arange(1, g.max() + 1)
+            ax.plot(gg, [wave_time(h, int(x), bps, block_s, regime) * 1e3 + overhead for x in gg], "-", color=f"C{i}", lw=0.7)
+        ax.set(xlabel="grid (blocks)", ylabel="time (ms)", title=f"{kernel} kernel: '{regime}' regime (lines = model)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(OUT / "waves.png", dpi=80)
+
+
+def fig_l2_raster() -> None:
+    data = rows("l2_raster.csv")
+    fig = Figure(figsize=(10, 3.6))
+    axes = fig.subplots(1, 2)
+    for order, color in (("row", "C0"), ("column", "C1"), ("grouped", "C2")):
+        pts = [r for r in data if r["order"] == order]
+        n = [int(r["N"]) for r in pts]
+        axes[0].plot(n, [int(r["dram_bytes_read"]) / 1e9 for r in pts], "o-", color=color, label=order)
+        axes[1].plot(n, [float(r["l2_hit_rate_pct"]) for r in pts], "o-", color=color, label=order)
+    n = np.array(sorted({int(r["N"]) for r in data}))
+    axes[0].plot(n, 2 * n * n * 4 / 1e9, "k--", lw=0.8, label="A + B once")
+    axes[0].plot(n, 2 * n**3 * 4 / 32 / 1e9, "k:", lw=0.8, label="no L2 reuse: 2 N^3 x 4 B / 32")
+    axes[0].set(xscale="log", yscale="log", xlabel="N", ylabel="DRAM bytes read (GB)", title="tiled SGEMM (TILE 32) on the H200")
+    axes[1].set(xscale="log", xlabel="N", ylabel="L2 sector hit rate (%)", title="ncu lts__t_sector_hit_rate.pct")
+    axes[0].legend(fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(OUT / "l2_raster.png", dpi=80)
+
+
+def main() -> int:
+    OUT.mkdir(exist_ok=True)
+    h = load_machine("h200")
+    fig_occupancy(h)
+    fig_patterns(h, "smem_wavefronts.csv", smem_wavefronts, "wavefronts", "wavefronts.png",
+                 "shared-memory wavefronts per warp instruction: model vs Nsight Compute")
+    fig_patterns(h, "global_sectors.csv", global_sectors, "sectors", "sectors.png",
+                 "32-byte sectors per warp request: model vs Nsight Compute")
+    fig_waves(h)
+    fig_l2_raster()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
