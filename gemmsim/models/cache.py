@@ -1,0 +1,620 @@
+"""A set-associative cache level: LRU, FIFO or random replacement; write-back or write-through; write- or
+no-write-allocate. Levels chain: what one level's ``feed`` returns is the next level's input.
+
+The rules (those of Dinero IV and cachegrind, and of issue 2):
+
+- An access ``[addr, addr + size)`` is split into the lines it touches; each line touched counts as one
+  access (one load or one store) and is handled in address order, as pycachesim does.
+- Line ``L = addr // line_bytes`` lives in set ``L % sets`` (sets need not be a power of two).
+- LRU recency is refreshed on *every* hit, load or store. (pycachesim 0.3.1 does not refresh it on a store
+  hit; feed it each store as a load then a store to compare.) FIFO keeps insertion order; random picks a
+  victim with a seeded xorshift generator (reproducible: same seed, same trace, same result). An empty
+  (invalid) way is always filled before anything is evicted.
+- A miss that allocates sends the next level a load of the whole line (``addr`` = line address, ``size`` =
+  ``line_bytes``) and only *then* the victim's write-back: a store of its whole line, if the victim is dirty
+  (write-back caches). ``evictions`` counts valid lines replaced, ``writebacks`` dirty ones written back.
+- Write-through: every store is also passed to the next level as a store (of the part of the access inside
+  that line); no line is ever dirty. No-write-allocate: a store miss is passed on as a store and nothing is
+  allocated.
+- No flush at the end: dirty lines still cached are reported as ``dirty_at_end``.
+
+Several cores. ``copies > 1`` keeps one private copy of the level per core; the chunk's ``core`` field picks
+the copy. A copy taking part in coherence follows a simple write-invalidate protocol (what makes false sharing
+visible): at the ``"source"`` level (the first private level), a store by core c to line L first invalidates
+L in every other core's copy (a dirty copy is written back first, as a store of its line tagged with that
+core, and counted in ``writebacks``; each invalidated copy counts one ``invalidations`` for its core), then,
+if ``forward_invalidations``, passes on an *invalidate record* (``is_write == 2``, ``addr`` = line address,
+``core`` = c) so that deeper private levels (``"receiver"``) drop their copies as well. Levels not taking part
+in coherence skip invalidate records without counting them. Only writes invalidate (no read downgrades).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from gemmsim.errors import GemmsimError
+from gemmsim.trace import ACCESS
+
+#: ``is_write`` value of the invalidate records private levels exchange (see the module docstring).
+INVALIDATE = 2
+
+POLICIES = ("lru", "fifo", "random")
+_POLICY_CODE = {"lru": 0, "fifo": 1, "random": 2}
+_COHERENCE_CODE = {"none": 0, "source": 1, "receiver": 2}
+
+# Columns of the per-copy counter array.
+_LOAD_HITS, _LOAD_MISSES, _STORE_HITS, _STORE_MISSES, _WRITEBACKS, _EVICTIONS, _INVALIDATIONS = range(7)
+_NCOUNTERS = 7
+
+#: Keys of ``Cache.counters()`` (the ``simulate --json`` schema of issue 2), in order.
+COUNTER_KEYS = (
+    "loads",
+    "stores",
+    "load_hits",
+    "load_misses",
+    "store_hits",
+    "store_misses",
+    "writebacks",
+    "evictions",
+    "dirty_at_end",
+)
+
+
+class CacheConfigError(GemmsimError, ValueError):
+    """A cache, TLB or hierarchy described with impossible parameters (also a ValueError)."""
+
+
+def _seed_state(seed: int) -> int:
+    """A non-zero 64-bit xorshift state from any integer seed (splitmix64 finaliser)."""
+    z = (int(seed) + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    z ^= z >> 31
+    return z or 1
+
+
+# Records travel through the kernels as pairs of uint64 words (an ACCESS record is 16 bytes, little-endian):
+# word 0 = addr; word 1 = size | is_write << 32 | core << 40.
+_WORDS_OK = np.little_endian and ACCESS.itemsize == 16 and ACCESS.fields["addr"][1] == 0 and ACCESS.fields["size"][1] == 8
+_M32 = np.uint64(0xFFFFFFFF)
+_ONES8 = np.uint64(0x0101010101010101)
+_HIGH8 = np.uint64(0x8080808080808080)
+_ONES4 = np.uint64(0x1111111111111111)
+_HIGH4 = np.uint64(0x8888888888888888)
+_FPMUL = np.uint64(0x9E3779B97F4A7C15)
+#: Ways up to which the fast kernel (nibble recency order, byte fingerprints) is used.
+SMALL_WAYS = 16
+
+
+def as_words(chunk: np.ndarray) -> np.ndarray:
+    """A chunk of ACCESS records seen as an (n, 2) uint64 array (copied only if it is not contiguous)."""
+    return np.ascontiguousarray(chunk).view(np.uint64).reshape(-1, 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rec(out, w, addr, size, kind, core):
+    out[w, 0] = np.uint64(addr)
+    out[w, 1] = np.uint64(size) | (np.uint64(kind) << np.uint64(32)) | (np.uint64(core) << np.uint64(40))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _xorshift(x):
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    return x
+
+
+@njit(cache=True, nogil=True)
+def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out):
+    """Fast kernel: one copy, no coherence, ways <= 16. Returns (next access, records written).
+
+    Per set: ``tags[set*ways + way]`` (line number, -1 when invalid) and ``dirty``; ``fpw[set*W + j]`` packs an
+    8-bit fingerprint of the line in each way (0 invalid, 1 no such way) so that a lookup compares 8 ways at
+    once (SWAR) and reads full tags only for candidates; ``order[set]`` packs the ways by recency (LRU) or age
+    (FIFO), one nibble per rank, rank 0 the most recent, so the victim is the last rank and promoting a way
+    is a few shifts. Invalid ways start at the old end, so they are filled before anything is evicted.
+    """
+    line_bytes = np.int64(1) << shift
+    pow2 = (sets & (sets - 1)) == 0
+    mask = sets - 1
+    cap = out.shape[0]
+    nw = (ways + 7) >> 3
+    u4 = np.uint64(4)
+    wmask = np.uint64(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+    unused = ~wmask
+    old_rank = np.uint64(4 * (ways - 1))
+    rng = np.uint64(st[1])
+    lh = 0
+    lm = 0
+    sh = 0
+    sm = 0
+    wb = 0
+    ev = 0
+    w = 0
+    i = start
+    while i < n:
+        a = np.int64(inp[i, 0])
+        meta = inp[i, 1]
+        sz = np.int64(meta & _M32)
+        if sz < 1:
+            sz = 1
+        store = ((meta >> np.uint64(32)) & np.uint64(0xFF)) != 0
+        cm = (meta >> np.uint64(40)) & np.uint64(0xFF)
+        ln = a >> shift
+        last = (a + sz - 1) >> shift
+        # Room: the caller guarantees 2 records per remaining access; a multi-line access needs more.
+        if last != ln and w + 2 * (last - ln + n - i) > cap:
+            break
+        if (meta >> np.uint64(32)) & np.uint64(0xFF) == 2:
+            i += 1  # an invalidate record: this level takes no part in coherence
+            continue
+        i += 1
+        while True:
+            s = (ln & mask) if pow2 else (ln % sets)
+            base = s * ways
+            o = order[s]
+            hit = -1
+            front = False
+            if policy != 2:
+                w0 = np.int64(o & np.uint64(15))
+                if tags[base + w0] == ln:
+                    hit = w0
+                    front = True
+            fp = np.uint64(0)
+            if hit < 0:
+                fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(56)) % np.uint64(254)
+                q = fp * _ONES8
+                for j in range(nw):
+                    x = fpw[s * nw + j] ^ q
+                    m = (x - _ONES8) & ~x & _HIGH8
+                    while m:
+                        k = j * 8 + (trailing_zeros(m) >> 3)
+                        if tags[base + k] == ln:
+                            hit = k
+                            break
+                        m &= m - np.uint64(1)
+                    if hit >= 0:
+                        break
+            through = False
+            if hit >= 0:
+                if policy == 0 and not front:
+                    # LRU: move the way to rank 0.
+                    y = o ^ (np.uint64(hit) * _ONES4)
+                    p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
+                    hp = p + u4
+                    high = ((o >> hp) << hp) if hp < np.uint64(64) else np.uint64(0)
+                    order[s] = high | ((o & ((np.uint64(1) << p) - np.uint64(1))) << u4) | np.uint64(hit)
+                if store:
+                    sh += 1
+                    if write_back:
+                        dirty[base + hit] = 1
+                    else:
+                        through = True
+                else:
+                    lh += 1
+            else:
+                if store:
+                    sm += 1
+                else:
+                    lm += 1
+                if store and not write_allocate:
+                    through = True
+                else:
+                    # Fetch the line from the next level first, then deal with the victim.
+                    _rec(out, w, ln << shift, line_bytes, 0, cm)
+                    w += 1
+                    if policy == 2:
+                        v = -1
+                        for k in range(ways):
+                            if tags[base + k] < 0:
+                                v = k
+                                break
+                        if v < 0:
+                            rng = _xorshift(rng)
+                            v = np.int64(rng % np.uint64(ways))
+                    else:
+                        v = np.int64((o >> old_rank) & np.uint64(15))
+                        order[s] = (((o << u4) | np.uint64(v)) & wmask) | unused
+                    vt = tags[base + v]
+                    if vt >= 0:
+                        ev += 1
+                        if dirty[base + v]:
+                            wb += 1
+                            _rec(out, w, vt << shift, line_bytes, 1, cm)
+                            w += 1
+                    tags[base + v] = ln
+                    dirty[base + v] = 1 if (store and write_back) else 0
+                    fi = s * nw + (v >> 3)
+                    sb = np.uint64(8 * (v & 7))
+                    fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
+                    through = store and not write_back
+            if through:
+                # Write-through, or a store miss without write-allocate: the store goes on (its part in this line).
+                lo = max(ln << shift, a)
+                hi = min((ln + 1) << shift, a + sz)
+                _rec(out, w, lo, hi - lo, 1, cm)
+                w += 1
+            if ln >= last:
+                break
+            ln += 1
+    cnt[0, 0] += lh
+    cnt[0, 1] += lm
+    cnt[0, 2] += sh
+    cnt[0, 3] += sm
+    cnt[0, 4] += wb
+    cnt[0, 5] += ev
+    st[1] = np.int64(rng)
+    return i, w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _drop_others(tags, stamps, dirty, cnt, out, w, ln, s, sets, ways, shift, copies, keep):
+    """Write-invalidate line ln in every copy but ``keep`` (a dirty copy is written back first); returns w."""
+    for d in range(copies):
+        if d == keep:
+            continue
+        base = (d * sets + s) * ways
+        for k in range(ways):
+            if tags[base + k] == ln:
+                cnt[d, 6] += 1
+                if dirty[base + k]:
+                    cnt[d, 4] += 1
+                    _rec(out, w, ln << shift, np.int64(1) << shift, 1, d)
+                    w += 1
+                    dirty[base + k] = 0
+                tags[base + k] = -1
+                stamps[base + k] = 0
+                break
+    return w
+
+
+@njit(cache=True, nogil=True)
+def _run_any(inp, start, n, tags, dirty, stamps, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
+             copies, coherence, forward, out):  # fmt: skip
+    """General kernel: any ways, per-core copies, coherence. Returns (next access, records written).
+
+    ``tags[(copy*sets + set)*ways + way]`` (line number, -1 when invalid), ``dirty``, ``stamps`` (time of the last
+    use for LRU, of insertion for FIFO; 0 when invalid, so invalid ways are taken first); st = [clock, rng].
+    """
+    line_bytes = np.int64(1) << shift
+    pow2 = (sets & (sets - 1)) == 0
+    mask = sets - 1
+    cap = out.shape[0]
+    per_line = 2 + copies  # most records one line can produce: other copies' write-backs, invalidate, load, victim
+    clock = st[0]
+    rng = np.uint64(st[1])
+    w = 0
+    i = start
+    while i < n:
+        a = np.int64(inp[i, 0])
+        meta = inp[i, 1]
+        sz = np.int64(meta & _M32)
+        if sz < 1:
+            sz = 1
+        kind = np.int64((meta >> np.uint64(32)) & np.uint64(0xFF))
+        c = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF))
+        cp = c if copies > 1 else 0
+        ln = a >> shift
+        last = (a + sz - 1) >> shift
+        if w + per_line * (last - ln + n - i) > cap:
+            break
+        i += 1
+        if kind == 2:
+            # An invalidate record from the level above: core c wrote these lines.
+            if coherence == 2:
+                while True:
+                    s = (ln & mask) if pow2 else (ln % sets)
+                    w = _drop_others(tags, stamps, dirty, cnt, out, w, ln, s, sets, ways, shift, copies, c)
+                    if ln >= last:
+                        break
+                    ln += 1
+                if forward:
+                    _rec(out, w, a, sz, 2, c)
+                    w += 1
+            continue
+        store = kind != 0
+        while True:
+            clock += 1
+            s = (ln & mask) if pow2 else (ln % sets)
+            if store and coherence == 1:
+                w = _drop_others(tags, stamps, dirty, cnt, out, w, ln, s, sets, ways, shift, copies, cp)
+                if forward:
+                    _rec(out, w, ln << shift, line_bytes, 2, c)
+                    w += 1
+            base = (cp * sets + s) * ways
+            hit = -1
+            for k in range(ways):
+                if tags[base + k] == ln:
+                    hit = k
+                    break
+            through = False
+            if hit >= 0:
+                if policy == 0:
+                    stamps[base + hit] = clock
+                if store:
+                    cnt[cp, 2] += 1
+                    if write_back:
+                        dirty[base + hit] = 1
+                    else:
+                        through = True
+                else:
+                    cnt[cp, 0] += 1
+            else:
+                if store:
+                    cnt[cp, 3] += 1
+                else:
+                    cnt[cp, 1] += 1
+                if store and not write_allocate:
+                    through = True
+                else:
+                    _rec(out, w, ln << shift, line_bytes, 0, c)
+                    w += 1
+                    v = 0
+                    if policy == 2:
+                        v = -1
+                        for k in range(ways):
+                            if tags[base + k] < 0:
+                                v = k
+                                break
+                        if v < 0:
+                            rng = _xorshift(rng)
+                            v = np.int64(rng % np.uint64(ways))
+                    else:
+                        best = stamps[base]
+                        for k in range(1, ways):
+                            if stamps[base + k] < best:
+                                best = stamps[base + k]
+                                v = k
+                    vt = tags[base + v]
+                    if vt >= 0:
+                        cnt[cp, 5] += 1
+                        if dirty[base + v]:
+                            cnt[cp, 4] += 1
+                            _rec(out, w, vt << shift, line_bytes, 1, c)
+                            w += 1
+                    tags[base + v] = ln
+                    stamps[base + v] = clock
+                    dirty[base + v] = 1 if (store and write_back) else 0
+                    through = store and not write_back
+            if through:
+                lo = max(ln << shift, a)
+                hi = min((ln + 1) << shift, a + sz)
+                _rec(out, w, lo, hi - lo, 1, c)
+                w += 1
+            if ln >= last:
+                break
+            ln += 1
+    st[0] = clock
+    st[1] = np.int64(rng)
+    return i, w
+
+
+class Cache:
+    """One set-associative cache level (or one private copy of it per core).
+
+    ``sets`` x ``ways`` lines of ``line_bytes`` bytes (``line_bytes`` a power of two; ``sets`` any positive
+    integer). ``policy`` is ``"lru"``, ``"fifo"`` or ``"random"`` (seeded by ``seed``). Write-back and
+    write-allocate by default. ``copies``, ``coherence`` and ``forward_invalidations`` are set by
+    ``Hierarchy`` for private levels of a multi-core machine (see the module docstring); a plain cache keeps
+    their defaults.
+
+    Protocol: ``feed(chunk)`` takes a chunk of ``gemmsim.trace.ACCESS`` records and returns the records this
+    level sends to the next one, in order; ``counters()``; ``reset()``. The hot loop is one compiled
+    function per chunk; no Python runs per access.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        sets: int,
+        ways: int,
+        line_bytes: int,
+        policy: Literal["lru", "fifo", "random"] = "lru",
+        write_back: bool = True,
+        write_allocate: bool = True,
+        seed: int = 0,
+        *,
+        copies: int = 1,
+        coherence: Literal["none", "source", "receiver"] = "none",
+        forward_invalidations: bool = False,
+    ):
+        problems = []
+        for label, v in (("sets", sets), ("ways", ways), ("line_bytes", line_bytes), ("copies", copies)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                problems.append(f"{label} must be a positive integer (got {v!r})")
+        if not problems and line_bytes & (line_bytes - 1):
+            problems.append(f"line_bytes {line_bytes} is not a power of two")
+        if policy not in POLICIES:
+            problems.append(f"policy {policy!r} is not one of {', '.join(POLICIES)}")
+        if coherence not in _COHERENCE_CODE:
+            problems.append(f"coherence {coherence!r} is not one of {', '.join(_COHERENCE_CODE)}")
+        if not problems and copies > 256:
+            problems.append(f"copies {copies} exceeds the 256 cores the trace's core field can name")
+        if problems:
+            raise CacheConfigError(f"cache {name!r}: invalid configuration", problems=problems)
+        self.name = str(name)
+        self.sets = int(sets)
+        self.ways = int(ways)
+        self.line_bytes = int(line_bytes)
+        self.policy = policy
+        self.write_back = bool(write_back)
+        self.write_allocate = bool(write_allocate)
+        self.seed = int(seed)
+        self.copies = int(copies)
+        self.coherence = coherence
+        self.forward_invalidations = bool(forward_invalidations)
+        self._shift = self.line_bytes.bit_length() - 1
+        # One copy without coherence and at most 16 ways (every real L1/L2) takes the fast kernel.
+        self._small = self.copies == 1 and coherence == "none" and self.ways <= SMALL_WAYS
+        n = self.copies * self.sets * self.ways
+        self._tags = np.empty(n, dtype=np.int64)
+        self._dirty = np.empty(n, dtype=np.uint8)
+        if self._small:
+            nw = (self.ways + 7) // 8
+            self._fpw = np.empty(self.sets * nw, dtype=np.uint64)
+            self._order = np.empty(self.sets, dtype=np.uint64)
+            # Fingerprint bytes of ways that do not exist hold 1 (never a fingerprint); rank nibbles beyond the
+            # last way hold 15 (never a way of a cache with fewer than 16 ways).
+            fp0 = np.zeros(nw, dtype=np.uint64)
+            for k in range(self.ways, 8 * nw):
+                fp0[k >> 3] |= np.uint64(1) << np.uint64(8 * (k & 7))
+            self._fp0 = fp0
+            self._order0 = np.uint64(sum((r if r < self.ways else 15) << (4 * r) for r in range(16)))
+        else:
+            self._stamps = np.empty(n, dtype=np.int64)
+        self._cnt = np.empty((self.copies, _NCOUNTERS), dtype=np.int64)
+        self._st = np.empty(2, dtype=np.int64)
+        self._out = np.empty(0, dtype=ACCESS)
+        self.reset()
+
+    @classmethod
+    def from_level(cls, level, *, copies: int = 1, coherence: str = "none", forward_invalidations: bool = False) -> "Cache":
+        """A cache built from a machine file's ``gemmsim.machine.CacheLevel`` (its sets, ways, line and policies)."""
+        return cls(
+            level.name,
+            level.sets,
+            level.ways,
+            level.line_bytes,
+            policy=level.replacement,
+            write_back=level.write_back,
+            write_allocate=level.write_allocate,
+            copies=copies,
+            coherence=coherence,
+            forward_invalidations=forward_invalidations,
+        )
+
+    def replicated(self, copies: int, coherence: str = "none", forward_invalidations: bool = False) -> "Cache":
+        """A fresh cache with this one's geometry and policies, kept as ``copies`` per-core copies."""
+        return Cache(
+            self.name,
+            self.sets,
+            self.ways,
+            self.line_bytes,
+            self.policy,
+            self.write_back,
+            self.write_allocate,
+            self.seed,
+            copies=copies,
+            coherence=coherence,
+            forward_invalidations=forward_invalidations,
+        )
+
+    @property
+    def size_bytes(self) -> int:
+        """Capacity of one copy in bytes: sets x ways x line_bytes."""
+        return self.sets * self.ways * self.line_bytes
+
+    def reset(self) -> None:
+        """Empty the cache (every line invalid), zero the counters, restart the random generator."""
+        self._tags.fill(-1)
+        self._dirty.fill(0)
+        if self._small:
+            self._fpw.reshape(self.sets, -1)[:] = self._fp0
+            self._order.fill(self._order0)
+        else:
+            self._stamps.fill(0)
+        self._cnt.fill(0)
+        self._st[0] = 0
+        self._st[1] = np.uint64(_seed_state(self.seed)).view(np.int64)
+
+    def _feed(self, chunk: np.ndarray) -> np.ndarray:
+        """Like ``feed`` but returns a view of an internal buffer, valid until the next call (no copy)."""
+        if not isinstance(chunk, np.ndarray) or chunk.dtype != ACCESS or chunk.ndim != 1:
+            raise TypeError(f"cache {self.name!r}: feed() needs a 1-d numpy array of gemmsim.trace.ACCESS records")
+        n = chunk.shape[0]
+        if self.copies > 1 and n and int(chunk["core"].max()) >= self.copies:
+            bad = int(np.argmax(chunk["core"] >= self.copies))
+            raise CacheConfigError(
+                f"cache {self.name!r}: access {bad} comes from core {int(chunk['core'][bad])}, "
+                f"but the level has only {self.copies} per-core copies"
+            )
+        words = as_words(chunk)
+        per = 2 if self._small else 2 + self.copies
+        if self._out.shape[0] < per * n + 64:
+            self._out = np.empty(per * n + 64, dtype=ACCESS)
+        pos, written = 0, 0
+        while True:
+            out = self._out.view(np.uint64).reshape(-1, 2)[written:]
+            if self._small:
+                pos, w = _run_small(
+                    words, pos, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
+                    self.sets, self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back,
+                    self.write_allocate, out,
+                )  # fmt: skip
+            else:
+                pos, w = _run_any(
+                    words, pos, n, self._tags, self._dirty, self._stamps, self._cnt, self._st,
+                    self.sets, self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back,
+                    self.write_allocate, self.copies, _COHERENCE_CODE[self.coherence], self.forward_invalidations, out,
+                )  # fmt: skip
+            written += w
+            if pos >= n:
+                return self._out[:written]
+            # An access spanning many lines did not fit: grow the buffer and go on where the kernel stopped.
+            a, sz = int(chunk["addr"][pos]), max(int(chunk["size"][pos]), 1)
+            span = ((a + sz - 1) >> self._shift) - (a >> self._shift) + 1
+            bigger = np.empty(max(2 * self._out.shape[0], written + per * (span + n - pos) + 64), dtype=ACCESS)
+            bigger[:written] = self._out[:written]
+            self._out = bigger
+
+    def feed(self, chunk: np.ndarray) -> np.ndarray:
+        """Simulate a chunk of ACCESS records; return the records sent to the next level (a new array).
+
+        For each line an access touches, in order: on a miss that allocates, a load of the whole line, then the
+        victim's write-back (a store of its line) if it was dirty; with write-through, the store itself; with
+        no-write-allocate, a store miss itself. Records keep the ``core`` of the access that caused them.
+        """
+        return self._feed(chunk).copy()
+
+    def _sum(self) -> np.ndarray:
+        return self._cnt.sum(axis=0)
+
+    def _dirty_per_copy(self) -> np.ndarray:
+        return self._dirty.reshape(self.copies, -1).sum(axis=1, dtype=np.int64)
+
+    @staticmethod
+    def _as_dict(c: np.ndarray, dirty: int, coherent: bool) -> dict:
+        out = {
+            "loads": int(c[_LOAD_HITS] + c[_LOAD_MISSES]),
+            "stores": int(c[_STORE_HITS] + c[_STORE_MISSES]),
+            "load_hits": int(c[_LOAD_HITS]),
+            "load_misses": int(c[_LOAD_MISSES]),
+            "store_hits": int(c[_STORE_HITS]),
+            "store_misses": int(c[_STORE_MISSES]),
+            "writebacks": int(c[_WRITEBACKS]),
+            "evictions": int(c[_EVICTIONS]),
+            "dirty_at_end": int(dirty),
+        }
+        if coherent:
+            out["invalidations"] = int(c[_INVALIDATIONS])
+        return out
+
+    def counters(self) -> dict:
+        """Counts since the last reset (summed over per-core copies), one per line touched.
+
+        loads, stores: line accesses; load_hits/load_misses, store_hits/store_misses; writebacks: dirty lines
+        written to the next level; evictions: valid lines replaced; dirty_at_end: dirty lines still cached.
+        Coherent copies add ``invalidations`` (copies dropped because another core wrote the line).
+        """
+        return self._as_dict(self._sum(), int(self._dirty_per_copy().sum()), self.coherence != "none")
+
+    def core_counters(self) -> list[dict]:
+        """``counters()`` of each per-core copy, core 0 first."""
+        dirty = self._dirty_per_copy()
+        return [self._as_dict(self._cnt[k], int(dirty[k]), self.coherence != "none") for k in range(self.copies)]
+
+    def lines(self, copy: int = 0) -> np.ndarray:
+        """Sorted byte addresses of the lines one copy holds now (for tests and explanations)."""
+        t = self._tags.reshape(self.copies, -1)[copy]
+        return np.sort(t[t >= 0]) << self._shift
+
+    def __repr__(self) -> str:
+        wt = "" if self.write_back else ", write-through"
+        nwa = "" if self.write_allocate else ", no-write-allocate"
+        cp = f", {self.copies} copies" if self.copies > 1 else ""
+        return f"Cache({self.name}: {self.sets} sets x {self.ways} ways x {self.line_bytes} B, {self.policy}{wt}{nwa}{cp})"

@@ -1,0 +1,192 @@
+"""A CPU memory hierarchy: cache levels L1 -> L2 -> ... -> DRAM, with data TLBs beside L1.
+
+``feed(chunk)`` runs a chunk of ``gemmsim.trace.ACCESS`` records through L1; what L1 sends on (line loads
+for misses, write-backs of dirty victims, write-through stores) is L2's input, and so on; what the last level
+sends on is counted as DRAM traffic (``line_reads``: loads, ``line_writes``: stores). The TLBs see the same
+chunk as L1 (one lookup per page touched); a TLB's misses are the next TLB's input.
+
+Levels are not inclusive (no back-invalidation: evicting a line from L2 leaves it in L1), so a level's
+behaviour never depends on the levels below it. Feeding a whole chunk level by level therefore gives exactly
+the result of passing every access down the hierarchy one at a time (tests/models/test_hierarchy.py checks
+this against a per-access reference).
+
+Several cores (``cores > 1``): every *private* level is replicated per core, and the ``core`` field of an
+access routes it to its core's copies (records a private level sends on keep the core of the access that
+caused them); shared levels see the merged stream in trace order. The private levels must be the first ones
+(L1, or L1 and L2). They follow a simple write-invalidate protocol: a store by core c to a line drops every
+other core's copy of that line, first in the private L1s and then (through invalidate records passed down)
+in deeper private levels; a dirty copy is written back first. Each dropped copy counts one ``invalidations``
+for the core that held it; this is what makes false sharing visible (two cores writing different words of
+one line invalidate each other's copy on every write). Reads do not downgrade other copies. See
+``gemmsim.models.cache`` for the exact rules of one level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from gemmsim.models.cache import POLICIES, Cache, CacheConfigError
+from gemmsim.models.tlb import TLB
+from gemmsim.trace import ACCESS
+
+SPEC_FORMAT = "SETS:WAYS:LINE[:POLICY][:wt][:nwa]"
+
+
+def parse_cache_spec(spec: str, name: str) -> Cache:
+    """A cache from a ``SETS:WAYS:LINE[:POLICY][:wt][:nwa]`` string (``"64:8:64"``, ``"512:8:64:fifo:wt"``).
+
+    POLICY is lru (default), fifo or random; ``wt`` makes the level write-through (default write-back),
+    ``nwa`` no-write-allocate (default write-allocate). Raises CacheConfigError (a ValueError) on a bad spec.
+    """
+    if not isinstance(spec, str):
+        raise CacheConfigError(f"cache spec {spec!r} is not a string; expected {SPEC_FORMAT}")
+    parts = [p.strip() for p in spec.split(":")]
+    if len(parts) < 3:
+        raise CacheConfigError(f"cache spec {spec!r}: expected {SPEC_FORMAT}, e.g. 64:8:64 or 512:8:64:fifo")
+    numbers = []
+    for label, text in zip(("SETS", "WAYS", "LINE"), parts[:3]):
+        if not text.isdigit() or int(text) < 1:
+            raise CacheConfigError(f"cache spec {spec!r}: {label} must be a positive integer, got {text!r}")
+        numbers.append(int(text))
+    sets, ways, line = numbers
+    if line & (line - 1):
+        raise CacheConfigError(f"cache spec {spec!r}: LINE {line} is not a power of two")
+    policy, write_back, write_allocate = "lru", True, True
+    seen_policy = False
+    for flag in parts[3:]:
+        key = flag.lower()
+        if key in POLICIES:
+            if seen_policy:
+                raise CacheConfigError(f"cache spec {spec!r}: more than one replacement policy")
+            policy, seen_policy = key, True
+        elif key == "wt":
+            write_back = False
+        elif key == "nwa":
+            write_allocate = False
+        else:
+            raise CacheConfigError(
+                f"cache spec {spec!r}: unknown option {flag!r}; expected a policy ({', '.join(POLICIES)}), wt or nwa"
+            )
+    return Cache(name, sets, ways, line, policy=policy, write_back=write_back, write_allocate=write_allocate)
+
+
+class Hierarchy:
+    """Cache levels (L1 first) and TLBs (first level first), for ``cores`` cores.
+
+    ``private[i]`` says whether level i is private per core (only matters when ``cores > 1``; default: every
+    level but the last is private, and a lone level is private). With ``cores > 1`` the private levels are
+    replaced by per-core copies of the given caches (``self.levels`` holds the caches actually simulated), and
+    the TLBs are per core too.
+
+    ``feed(chunk)``, ``simulate(chunks)``, ``counters()``, ``reset()``; see the module docstring.
+    """
+
+    def __init__(self, levels: Sequence[Cache], tlbs: Sequence[TLB] = (), cores: int = 1, private: Sequence[bool] | None = None):
+        levels, tlbs = list(levels), list(tlbs)
+        if not levels or not all(isinstance(c, Cache) for c in levels):
+            raise CacheConfigError("a hierarchy needs at least one level, each a gemmsim.models.cache.Cache")
+        if not all(isinstance(t, TLB) for t in tlbs):
+            raise CacheConfigError("every TLB level must be a gemmsim.models.tlb.TLB")
+        if not isinstance(cores, (int, np.integer)) or isinstance(cores, bool) or not 1 <= cores <= 256:
+            raise CacheConfigError(f"cores must be an integer from 1 to 256 (the trace's core field), got {cores!r}")
+        if private is None:
+            private = [True] * (len(levels) - 1) + [False] if len(levels) > 1 else [True]
+        private = [bool(p) for p in private]
+        if len(private) != len(levels):
+            raise CacheConfigError(f"private has {len(private)} entries for {len(levels)} levels")
+        self.cores = int(cores)
+        self.private = private
+        if self.cores > 1:
+            n_private = sum(private)
+            if private != [True] * n_private + [False] * (len(levels) - n_private):
+                raise CacheConfigError(f"private levels must come first (L1, or L1 and L2 ...); got private={private}")
+            built = []
+            for i, c in enumerate(levels):
+                if private[i]:
+                    forward = i + 1 < len(levels) and private[i + 1]
+                    built.append(c.replicated(self.cores, "source" if i == 0 else "receiver", forward))
+                else:
+                    built.append(c)
+            levels = built
+            tlbs = [t.replicated(self.cores) for t in tlbs]
+        for i, t in enumerate(tlbs):
+            t.last_level = i == len(tlbs) - 1
+        self.levels: list[Cache] = levels
+        self.tlbs: list[TLB] = tlbs
+        self._memory = np.zeros(2, dtype=np.int64)
+
+    @classmethod
+    def from_machine(cls, machine, cores: int = 1) -> "Hierarchy":
+        """The hierarchy of a ``gemmsim.machine.CPUMachine``: its cache levels (``shared: false`` levels private per
+        core) and its TLB levels, for ``cores`` cores."""
+        levels = [Cache.from_level(c) for c in machine.caches]
+        tlbs = [TLB.from_level(t) for t in machine.tlbs]
+        return cls(levels, tlbs, cores=cores, private=[not c.shared for c in machine.caches])
+
+    @classmethod
+    def from_specs(cls, specs: Iterable[str], cores: int = 1) -> "Hierarchy":
+        """Levels from ``SETS:WAYS:LINE[:POLICY][:wt][:nwa]`` strings, L1 first, named L1, L2, ... (no TLB).
+
+        Raises CacheConfigError (a ValueError) naming the bad spec.
+        """
+        specs = [specs] if isinstance(specs, str) else list(specs)
+        if not specs:
+            raise CacheConfigError(f"give at least one cache level as {SPEC_FORMAT}")
+        return cls([parse_cache_spec(s, f"L{i + 1}") for i, s in enumerate(specs)], cores=cores)
+
+    def reset(self) -> None:
+        """Empty every level and TLB and zero every counter."""
+        for c in self.levels:
+            c.reset()
+        for t in self.tlbs:
+            t.reset()
+        self._memory[:] = 0
+
+    def feed(self, chunk: np.ndarray) -> None:
+        """Run one chunk of ACCESS records through the TLBs and the cache levels down to DRAM."""
+        if not isinstance(chunk, np.ndarray) or chunk.dtype != ACCESS:
+            raise TypeError("Hierarchy.feed() needs a numpy array of gemmsim.trace.ACCESS records")
+        x = chunk
+        for t in self.tlbs:
+            x = t._feed(x)
+        x = chunk
+        for c in self.levels:
+            x = c._feed(x)
+        kind = x["is_write"]
+        stores = int(np.count_nonzero(kind == 1))
+        self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
+        self._memory[1] += stores
+
+    def simulate(self, chunks: Iterable[np.ndarray]) -> dict:
+        """Feed every chunk of a trace, then return ``counters()`` (no reset first: call ``reset()`` for a cold start)."""
+        for chunk in chunks:
+            self.feed(chunk)
+        return self.counters()
+
+    def counters(self) -> dict:
+        """``{"levels": [{"name": "L1", <Cache.counters()>}, ...], "memory": {"line_reads", "line_writes"},
+        "tlbs": [{"name": "DTLB", <TLB.counters()>}, ...]}``.
+
+        ``levels`` and ``memory`` are the ``simulate --json`` schema of issue 2. Per-core levels are summed over
+        cores and also carry ``invalidations`` and ``per_core`` (one counters dict per core).
+        """
+        levels = []
+        for c in self.levels:
+            d = {"name": c.name, **c.counters()}
+            if c.copies > 1:
+                d["per_core"] = c.core_counters()
+            levels.append(d)
+        tlbs = []
+        for t in self.tlbs:
+            d = {"name": t.name, **t.counters()}
+            if t.copies > 1:
+                d["per_core"] = t.core_counters()
+            tlbs.append(d)
+        memory = {"line_reads": int(self._memory[0]), "line_writes": int(self._memory[1])}
+        return {"levels": levels, "memory": memory, "tlbs": tlbs}
+
+    def __repr__(self) -> str:
+        inner = " -> ".join(repr(c) for c in self.levels)
+        return f"Hierarchy({inner} -> DRAM; TLBs: {', '.join(repr(t) for t in self.tlbs) or 'none'}; cores={self.cores})"

@@ -1,0 +1,214 @@
+"""A data TLB level: ``sets`` x ``ways`` translations of pages of ``page_bytes``, LRU.
+
+One lookup per page an access touches (an access crossing a page boundary needs two translations). A miss
+costs ``miss_penalty_cycles``: for a first level, the trip to the next TLB level; for the last level, a page
+walk. ``feed`` returns the lookups that missed, so a second level can be chained behind the first: each
+returned record is the part of the access inside the missed page, with its ``is_write`` and ``core``.
+The hierarchy's invalidate records (``is_write == 2``) are not translations and are skipped.
+
+With ``copies > 1`` each core has its own TLB, picked by the chunk's ``core`` field (TLBs are per core).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gemmsim.models.cache import CacheConfigError, as_words
+from gemmsim.trace import ACCESS
+
+
+@njit(cache=True, nogil=True)
+def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copies, out):
+    """Look up accesses start..n-1; write the missed lookups into out; return (next access, records written).
+
+    ``inp``/``out`` are ACCESS records seen as uint64 word pairs (see ``gemmsim.models.cache.as_words``).
+    tags[(copy*sets + set)*ways + way] = page number or -1; stamps = time of last use (0 when empty, so empty
+    ways are filled first); mru[copy*sets + set] = the way hit last (checked first: pages are reused in runs);
+    cnt[copy] = [hits, misses]; st = [clock]. Stops early, before an access whose misses might not fit.
+    """
+    pow2 = (sets & (sets - 1)) == 0
+    mask = sets - 1
+    cap = out.shape[0]
+    clock = st[0]
+    w = 0
+    i = start
+    while i < n:
+        a = np.int64(inp[i, 0])
+        meta = inp[i, 1]
+        sz = np.int64(meta & np.uint64(0xFFFFFFFF))
+        if sz < 1:
+            sz = 1
+        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
+        c = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF))
+        cp = c if copies > 1 else 0
+        pg = a >> shift
+        last = (a + sz - 1) >> shift
+        if last != pg and w + (last - pg + n - i) > cap:
+            break
+        i += 1
+        if kind == 2:
+            continue  # an invalidate record of the caches, not a translation
+        while True:
+            clock += 1
+            s = (pg & mask) if pow2 else (pg % sets)
+            row = cp * sets + s
+            base = row * ways
+            hit = mru[row]
+            if tags[base + hit] != pg:
+                hit = -1
+                for k in range(ways):
+                    if tags[base + k] == pg:
+                        hit = k
+                        break
+            if hit >= 0:
+                stamps[base + hit] = clock
+                mru[row] = hit
+                cnt[cp, 0] += 1
+            else:
+                cnt[cp, 1] += 1
+                v = 0
+                best = stamps[base]
+                for k in range(1, ways):
+                    if stamps[base + k] < best:
+                        best = stamps[base + k]
+                        v = k
+                tags[base + v] = pg
+                stamps[base + v] = clock
+                mru[row] = v
+                lo = max(pg << shift, a)
+                hi = min((pg + 1) << shift, a + sz)
+                out[w, 0] = np.uint64(lo)
+                out[w, 1] = np.uint64(hi - lo) | (meta & np.uint64(0xFFFF00000000))
+                w += 1
+            if pg >= last:
+                break
+            pg += 1
+    st[0] = clock
+    return i, w
+
+
+class TLB:
+    """One TLB level (LRU): ``sets`` x ``ways`` entries for pages of ``page_bytes`` (a power of two).
+
+    ``miss_penalty_cycles``: cycles one miss costs (to the next TLB level, or a page walk for the last).
+    ``last_level``: True when a miss here is a page walk (the hierarchy sets it; a lone TLB is the last).
+    ``copies``: one private TLB per core, chosen by the ``core`` field.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        sets: int,
+        ways: int,
+        page_bytes: int,
+        miss_penalty_cycles: float,
+        *,
+        copies: int = 1,
+        last_level: bool = True,
+    ):
+        problems = []
+        for label, v in (("sets", sets), ("ways", ways), ("page_bytes", page_bytes), ("copies", copies)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                problems.append(f"{label} must be a positive integer (got {v!r})")
+        if not problems and page_bytes & (page_bytes - 1):
+            problems.append(f"page_bytes {page_bytes} is not a power of two")
+        if not isinstance(miss_penalty_cycles, (int, float)) or miss_penalty_cycles < 0:
+            problems.append(f"miss_penalty_cycles must be a number >= 0 (got {miss_penalty_cycles!r})")
+        if problems:
+            raise CacheConfigError(f"TLB {name!r}: invalid configuration", problems=problems)
+        self.name = str(name)
+        self.sets = int(sets)
+        self.ways = int(ways)
+        self.page_bytes = int(page_bytes)
+        self.miss_penalty_cycles = float(miss_penalty_cycles)
+        self.copies = int(copies)
+        self.last_level = bool(last_level)
+        self._shift = self.page_bytes.bit_length() - 1
+        n = self.copies * self.sets * self.ways
+        self._tags = np.empty(n, dtype=np.int64)
+        self._stamps = np.empty(n, dtype=np.int64)
+        self._mru = np.empty(self.copies * self.sets, dtype=np.int64)
+        self._cnt = np.empty((self.copies, 2), dtype=np.int64)
+        self._st = np.empty(1, dtype=np.int64)
+        self._out = np.empty(0, dtype=ACCESS)
+        self.reset()
+
+    @classmethod
+    def from_level(cls, level, *, copies: int = 1, last_level: bool = True) -> "TLB":
+        """A TLB built from a machine file's ``gemmsim.machine.TLBLevel``."""
+        return cls(level.name, level.sets, level.ways, level.page, level.miss_penalty_cycles, copies=copies, last_level=last_level)
+
+    def replicated(self, copies: int) -> "TLB":
+        """A fresh TLB with this one's geometry, kept as ``copies`` per-core copies."""
+        return TLB(self.name, self.sets, self.ways, self.page_bytes, self.miss_penalty_cycles, copies=copies, last_level=self.last_level)
+
+    @property
+    def entries(self) -> int:
+        """Translations held by one copy: sets x ways."""
+        return self.sets * self.ways
+
+    def reset(self) -> None:
+        """Empty the TLB and zero the counters."""
+        self._tags.fill(-1)
+        self._stamps.fill(0)
+        self._mru.fill(0)
+        self._cnt.fill(0)
+        self._st[0] = 0
+
+    def _feed(self, chunk: np.ndarray) -> np.ndarray:
+        """Like ``feed`` but returns a view of an internal buffer, valid until the next call."""
+        if not isinstance(chunk, np.ndarray) or chunk.dtype != ACCESS or chunk.ndim != 1:
+            raise TypeError(f"TLB {self.name!r}: feed() needs a numpy array of gemmsim.trace.ACCESS records")
+        n = chunk.shape[0]
+        if self.copies > 1 and n and int(chunk["core"].max()) >= self.copies:
+            raise CacheConfigError(f"TLB {self.name!r}: an access comes from a core beyond its {self.copies} copies")
+        words = as_words(chunk)
+        if self._out.shape[0] < n + 64:
+            self._out = np.empty(n + 64, dtype=ACCESS)
+        pos, written = 0, 0
+        while True:
+            out = self._out.view(np.uint64).reshape(-1, 2)[written:]
+            pos, w = _tlb_run(
+                words, pos, n, self._tags, self._stamps, self._mru, self._cnt, self._st,
+                self.sets, self.ways, self._shift, self.copies, out,
+            )  # fmt: skip
+            written += w
+            if pos >= n:
+                return self._out[:written]
+            # Page-crossing accesses did not fit: grow the buffer and go on where the kernel stopped.
+            a, sz = int(chunk["addr"][pos]), max(int(chunk["size"][pos]), 1)
+            span = ((a + sz - 1) >> self._shift) - (a >> self._shift) + 1
+            bigger = np.empty(max(2 * self._out.shape[0], written + span + n - pos + 64), dtype=ACCESS)
+            bigger[:written] = self._out[:written]
+            self._out = bigger
+
+    def feed(self, chunk: np.ndarray) -> np.ndarray:
+        """Translate a chunk; return the lookups that missed (a new array), for the next TLB level."""
+        return self._feed(chunk).copy()
+
+    def counters(self) -> dict:
+        """accesses (lookups), hits, misses, penalty_cycles (misses x miss_penalty_cycles), and ``walks`` (page
+        walks, = misses) when this is the last level. Summed over per-core copies."""
+        c = self._cnt.sum(axis=0)
+        return self._as_dict(c)
+
+    def core_counters(self) -> list[dict]:
+        """``counters()`` of each per-core copy."""
+        return [self._as_dict(self._cnt[k]) for k in range(self.copies)]
+
+    def _as_dict(self, c) -> dict:
+        hits, misses = int(c[0]), int(c[1])
+        out = {
+            "accesses": hits + misses,
+            "hits": hits,
+            "misses": misses,
+            "penalty_cycles": misses * self.miss_penalty_cycles,
+        }
+        if self.last_level:
+            out["walks"] = misses
+        return out
+
+    def __repr__(self) -> str:
+        return f"TLB({self.name}: {self.sets} sets x {self.ways} ways, {self.page_bytes} B pages)"
+
