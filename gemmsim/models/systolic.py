@@ -20,7 +20,8 @@ builds the fold schedule (``gemmsim.kernels.systolic``), times the folds, and co
   T + R + C - 2), partial sums written out once per K fold, no stalls (CALC sizes the bandwidth so there are
   none), DRAM reads as its estimate-bandwidth read buffer makes them (a buffer refilled in sets of 1% of its
   size; an address hits while it is in the sets added since the last 50-set boundary), and the total reported
-  as the index of the last cycle (count - 1).
+  as the index of the last cycle (count - 1). Utilization divides by the count (total + 1), so it stays <= 1;
+  SCALE-Sim's own 'Overall Util', which divides by the index, is ``extras['scalesim_overall_util']``.
 
 Counters: total/compute/stall cycles, folds, MACs (= M*N*K), utilization (MACs / (PEs x peak rate x total
 cycles), <= 1), mapping efficiency (mean over folds of the PEs a fold maps work to / all PEs), SRAM reads and
@@ -483,7 +484,7 @@ def _result(machine, sched, dtype, total, compute, counts, dram_by_op, extras, t
         machine=machine.name, dataflow=sched.dataflow, convention=sched.convention, dtype=dtype, M=sched.M, N=sched.N,
         K=sched.K, rows=R, cols=C, clock_ghz=machine.clock_ghz, folds=sched.folds, fold_grid=fold_grid, macs=macs,
         total_cycles=int(total), compute_cycles=int(compute), stall_cycles=int(total - compute),
-        utilization=macs * step / (R * C * total) if total else 0.0,
+        utilization=macs * step / (R * C * (total + (1 if sched.convention == "scalesim" else 0))),
         mapping_efficiency=float(np.mean(used)) / (R * C),
         sram_reads=_counts_dict(counts["reads"]), sram_writes=_counts_dict(counts["writes"]),
         dram_bytes=int(sum(dram_by_op.values())), dram_bytes_by_operand=dram_by_op,
@@ -555,6 +556,7 @@ def _simulate_scalesim(machine, M, N, K, dataflow, dtype, srams, extras) -> Syst
         dram_words_closed_form=[o for o in OPERANDS if o not in need_trace],
         fold_cycles=int(L[0]) if len(L) else 0,
         scalesim_compute_util=_scalesim_compute_util(sched),
+        scalesim_overall_util=sched.macs() / (R * C * (total + stall)) if total + stall else float("inf"),
         scalesim_ofmap_writes_reported=int(counts["writes"][2]) + (sched.folds * (R + C) if dataflow == "os" else 0),
     )
     dram = {op: words[op] * elem for op in OPERANDS}
