@@ -33,8 +33,6 @@ def _distinct_per_row(ids: np.ndarray, active: np.ndarray) -> np.ndarray:
 
 def _units(byte_addresses, width: int, unit: int, active) -> np.ndarray:
     a, m = _as_batch(byte_addresses, width, active)
-    if width > unit:
-        raise ValueError(f"access width {width} B exceeds the {unit} B unit")
     # aligned accesses no wider than a sector never straddle one, so each lane touches exactly one unit
     return _distinct_per_row(a // unit, m)
 
