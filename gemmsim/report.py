@@ -141,6 +141,9 @@ def write_results(folder: Path, plan, rows: list[dict], notes: list[str], figure
         from gemmsim.figures import draw_all
 
         draw_all(folder, plan.experiment, rows)
+    from gemmsim.html_report import write_html_report
+
+    write_html_report(folder)
 
 
 def read_results(folder: str | Path) -> tuple[dict, list[dict]]:
