@@ -243,6 +243,7 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
     kinds = {name: m.kind for name, m in loaded.items() if name in exp.machines}
     entries = exp.kernel_entries()
     all_params: set[str] = set()
+    bad_kinds: dict[tuple[int, str], str] = {}
     for i, entry in enumerate(entries):
         takers = [kind for kind in sorted(set(kinds.values())) if entry.name in kernels_for(kind)]
         if kinds and not takers:
@@ -251,13 +252,19 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
                 f"kernels[{i}]: no listed machine can run kernel {entry.name!r} "
                 f"(kernels for {', '.join(sorted(set(kinds.values())))}: {', '.join(offered) or 'none'})"
             )
+        # a name several kinds offer (blocked on CPU and GPU) may take parameters only some of them have: the
+        # entry runs where its parameters are valid and is skipped elsewhere; none valid is an error
+        rejected: list[str] = []
         for kind in takers:
             model = kernels_for(kind)[entry.name]
             all_params |= set(model.model_fields)
             try:
                 model(**entry.params)
             except ValidationError as err:
-                problems += [f"kernels[{i}] ({entry.name} on {kind}).params.{p}" for p in validation_problems(err)]
+                rejected += [f"kernels[{i}] ({entry.name} on {kind}).params.{p}" for p in validation_problems(err)]
+                bad_kinds[(i, kind)] = "; ".join(validation_problems(err))
+        if takers and all((i, kind) in bad_kinds for kind in takers):
+            problems += rejected
     for key in exp.sweep:
         if key not in all_params:
             problems.append(f"sweep.{key}: no listed kernel has a parameter {key!r} (parameters: {', '.join(sorted(all_params)) or 'none'})")
@@ -269,9 +276,12 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
     for name in exp.machines:
         kind = kinds[name]
         table = kernels_for(kind)
-        for entry in entries:
+        for i, entry in enumerate(entries):
             if entry.name not in table:
                 skipped.append(f"{entry.name} on {name} ({kind}: no such kernel)")
+                continue
+            if (i, kind) in bad_kinds:
+                skipped.append(f"{entry.label or entry.name} on {name} ({kind}: the parameters do not apply: {bad_kinds[(i, kind)]})")
                 continue
             model = table[entry.name]
             for point in _sweep_points(exp.sweep, set(model.model_fields)):

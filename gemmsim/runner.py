@@ -223,7 +223,8 @@ def workload_totals(rows: list[dict]) -> list[dict]:
     """Per workload point (workload, phase, batch, dtype) and machine and kernel: the ops added up.
 
     Adds ``op_time_s`` = time_s x count and ``op_flops`` = flops x count to each workload row (in place) and returns
-    one summary per group: ops, FLOPs, modelled time, achieved GFLOP/s, the op that takes the most time.
+    one summary per group: ops, FLOPs, modelled time, achieved GFLOP/s, the op that takes the most time, and how
+    many ops ran more than once (``serialised_ops``).
     Attention ops (count = batch x heads) are timed as ``count`` GEMMs one after another, an upper bound for a
     batched kernel that runs them side by side.
     """
@@ -260,6 +261,7 @@ def workload_totals(rows: list[dict]) -> list[dict]:
                 "slowest_op": top["op"],
                 "slowest_op_share": top["op_time_s"] / t if t else float("nan"),
                 "slowest_op_bound": top.get("bound"),
+                "serialised_ops": sum(r["count"] > 1 for r in rs),
             }
         )
     return out
@@ -274,7 +276,7 @@ def workload_notes(totals: list[dict]) -> list[str]:
             f"{s['ops']} ops, {s['flops'] / 1e9:.3g} GFLOP in {s['time_s'] * 1e3:.3g} ms modelled = {s['gflops']:.3g} GFLOP/s; "
             f"{s['slowest_op']} takes {100 * s['slowest_op_share']:.0f} % ({s['slowest_op_bound']}-bound)"
         )
-    if totals:
+    if any(s["serialised_ops"] for s in totals):
         notes.append("workload times add each op's time x count: the B x heads attention GEMMs are timed one after another (an upper bound for a batched kernel)")
     return notes
 

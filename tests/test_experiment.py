@@ -73,3 +73,23 @@ def test_missing_and_malformed_files(tmp_path):
     bad.write_text("name: [x\n")
     with pytest.raises(ExperimentError, match=r"bad.yaml:\d+:\d+: malformed YAML"):
         load_experiment(bad)
+
+
+def test_a_kernel_name_of_several_kinds_runs_where_its_params_apply(monkeypatch):
+    from gemmsim.schema import Strict
+
+    class CpuP(Strict):
+        BM: int = 8
+
+    class GpuP(Strict):
+        TILE: int = 16
+
+    monkeypatch.setattr("gemmsim.experiment.kernels_for", lambda kind: {"cpu": {"k": CpuP}, "gpu": {"k": GpuP}}.get(kind, {}))
+    exp = load_experiment_dict({**BASE, "machines": ["haswell", "a100"], "kernels": [{"name": "k", "params": {"BM": 4}}, "k"]})
+    p = plan(exp)
+    assert [(c.machine, c.params) for c in p.cases] == [("haswell", {"BM": 4}), ("haswell", {"BM": 8}), ("a100", {"TILE": 16})]
+    assert p.skipped == ["k on a100 (gpu: the parameters do not apply: BM: unknown key (not in the schema))"]
+    bad = load_experiment_dict({**BASE, "machines": ["haswell", "a100"], "kernels": [{"name": "k", "params": {"BQ": 4}}]})
+    with pytest.raises(ExperimentError) as e:
+        plan(bad)
+    assert "kernels[0] (k on cpu).params.BQ: unknown key" in str(e.value) and "kernels[0] (k on gpu).params.BQ: unknown key" in str(e.value)
