@@ -126,7 +126,7 @@ def _si(x: float, unit: str = "") -> str:
 
 
 def _seconds(s: float) -> str:
-    for unit, f in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+    for unit, f in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("ps", 1e-12)):
         if s >= f:
             return f"{s / f:.3g} {unit}"
     return f"{s:.3g} s"
@@ -186,9 +186,11 @@ def _hit_rates(rows: list[dict]) -> Drawn | None:
         if len(ok) >= 2 and best[f"{first}_hit_rate"] - worst[f"{first}_hit_rate"] >= 0.0005:
             s = f"On {m}, {name(best)} hits {_pct(best[f'{first}_hit_rate'])} in {first} and {name(worst)} {_pct(worst[f'{first}_hit_rate'])}"
             mb, mw = best.get(f"{first}_misses"), worst.get(f"{first}_misses")
-            if _finite(mb) and _finite(mw) and mb > 0 and mw != mb:
+            if _finite(mb) and _finite(mw) and mb > 0 and mw > mb:
                 s += f": {mw / mb:.1f}x the misses ({int(mw):,} against {int(mb):,})"
-            elif mw == mb:
+            elif _finite(mb) and _finite(mw) and mw < mb:
+                s += f" (though with fewer misses, {int(mw):,} against {int(mb):,}: it makes fewer accesses)"
+            elif _finite(mw) and mw == mb:
                 s += f", with the same {int(mw):,} misses (the accesses differ in number, not the misses)"
             reading.append(s + ".")
         elif len(ok) >= 2:
@@ -289,6 +291,15 @@ def _time(rows: list[dict]) -> Drawn | None:
         groups: dict[tuple, list[dict]] = {}
         for r in ms:
             groups.setdefault((r.get("M"), r.get("N"), r.get("K"), r.get("dtype")), []).append(r)
+        if len(groups) > 1 and all(len(g) == 1 for g in groups.values()):
+            # one case per shape: the shapes, not the kernels, differ
+            fast = min(ms, key=lambda r: r["time_s"])
+            slow = max(ms, key=lambda r: r["time_s"])
+            reading.append(
+                f"On {m}, times run from {_seconds(fast['time_s'])} ({name(fast)}, {fast.get('bound', '?')} bound) "
+                f"to {_seconds(slow['time_s'])} ({name(slow)}, {slow.get('bound', '?')} bound)."
+            )
+            groups = {}
         for (M, N, K, dt), g in groups.items():
             shape = f" at {M}x{N}x{K} {dt}" if len(groups) > 1 and M is not None else ""
             fast = min(g, key=lambda r: r["time_s"])
@@ -306,6 +317,22 @@ def _time(rows: list[dict]) -> Drawn | None:
             bounds[str(r.get("bound"))] = bounds.get(str(r.get("bound")), 0) + 1
         top = max(bounds, key=bounds.get)
         reading.append(f"The {top} bound dominates {bounds[top]} of the {len(ms)} cases on {m}.")
+    if len(machines) > 1:
+        # the same case on several machines: which runs it fastest
+        by_case: dict[str, list[dict]] = {}
+        for r in rs:
+            by_case.setdefault(name(r), []).append(r)
+        shared = [(k, v) for k, v in by_case.items() if len(v) > 1]
+        for k, v in shared[:4]:
+            fast = min(v, key=lambda r: r["time_s"])
+            slow = max(v, key=lambda r: r["time_s"])
+            if slow["time_s"] > 1.005 * fast["time_s"]:
+                reading.append(
+                    f"{k} runs fastest on {fast['machine']} ({_seconds(fast['time_s'])}) and slowest on {slow['machine']} "
+                    f"({_seconds(slow['time_s'])}), {slow['time_s'] / fast['time_s']:.0f}x apart."
+                )
+        if len(shared) > 4:
+            reading.append(f"({len(shared) - 4} more cases run on several machines.)")
     reading.append(f"This is {_SECTION['time']}.")
     return Drawn("modelled_time", "Modelled time and the bound that dominates", fig, " ".join(reading))
 
@@ -531,7 +558,7 @@ def _rooflines(rows: list[dict], machines: dict) -> list[Drawn]:
                 if best is None or frac > best[1]:
                     best = (r, frac, label)
             reading.append(
-                f"{len(below)} of the {len(rs)} cases sit left of the ridge, where DRAM bandwidth rather than arithmetic caps them."
+                f"{len(below)} of the {len(rs)} cases sit left of the ridge point: there the DRAM slope, not the peak, is their roof."
             )
             same = len({(round(math.log(r["intensity_flop_per_byte"]), 2), round(math.log(r["gflops"]), 2)) for r in rs}) == 1
             if same and len(rs) > 1:
@@ -564,14 +591,18 @@ def _waves(rows: list[dict], machines: dict) -> Drawn | None:
     if not rs or xcol is None:
         return None
     rs = [r for r in rs if _finite(r.get(xcol))]
-    if len(rs) < 2:
-        return None
+    tied = {p for p in _varying_params(rs) if all(r.get(p) == r[xcol] for r in rs)}  # e.g. p_grid when x is tiles
+    keyf = lambda r: (r["machine"], r.get("label") or r.get("kernel"), *[r.get(p) for p in _varying_params(rs) if p not in tied])  # noqa: E731
+    counts: dict[tuple, set] = {}
+    for r in rs:
+        counts.setdefault(keyf(r), set()).add(r[xcol])
+    if not counts or max(len(v) for v in counts.values()) < 3:
+        return None  # a staircase needs at least three tile counts on one line
     fig = Figure(figsize=(8, 4.5), layout="constrained")
     ax = fig.add_subplot()
     lines: dict[tuple, list[dict]] = {}
     for r in rs:
-        key = (r["machine"], r.get("label") or r.get("kernel"), *[r.get(p) for p in _varying_params(rs) if p != f"p_{xcol}"])
-        lines.setdefault(key, []).append(r)
+        lines.setdefault(keyf(r), []).append(r)
     reading = []
     for n, (key, pts) in enumerate(lines.items()):
         pts.sort(key=lambda r: r[xcol])
@@ -619,22 +650,17 @@ def _wave_size(r: dict, machine) -> int | None:
 
 
 def _lane_addresses(r: dict) -> tuple[np.ndarray, int] | None:
-    """The 32 byte addresses and access width of an smem_pattern row, from its lane_addresses or its parameters."""
-    la = r.get("lane_addresses")
-    if isinstance(la, str):
-        try:
-            la = json.loads(la)
-        except json.JSONDecodeError:
-            la = None
-    p = _row_params(r)
-    width = int(p.get("width", r.get("width_bytes", r.get("width", 4))) or 4)
-    if isinstance(la, list) and len(la) == 32:
-        return np.asarray(la, dtype=np.int64), width
-    stride = p.get("stride")
-    if not isinstance(stride, int):
+    """The 32 byte addresses and access width of an smem_pattern row, rebuilt from its parameters by the GPU
+    simulator's own ``smem_pattern_addresses`` (strided patterns and transposed tile columns)."""
+    from pydantic import ValidationError
+
+    from gemmsim.sim_gpu import SmemPatternParams, smem_pattern_addresses
+
+    try:
+        p = SmemPatternParams(**_row_params(r))
+    except ValidationError:
         return None
-    offset = int(p.get("offset", 0) or 0)
-    return offset + np.arange(32, dtype=np.int64) * stride * width, width
+    return np.asarray(smem_pattern_addresses(p), dtype=np.int64), int(p.width)
 
 
 def _banks(rows: list[dict], machines: dict) -> Drawn | None:
@@ -656,27 +682,41 @@ def _banks(rows: list[dict], machines: dict) -> Drawn | None:
     reading = []
     for ax, (r, m, addrs, width) in zip(axes, shown):
         nb, bb = int(m.smem.banks), int(m.smem.bank_bytes)
-        bank = (addrs // bb) % nb
-        words = addrs // bb
-        # lanes reading one word share it (broadcast); distinct words in one bank are served one after the other
-        load = {b: len(set(words[bank == b].tolist())) for b in range(nb)}
+        wpl = max(1, width // bb)  # words each lane touches
+        phases = max(1, width // 4)  # 8-byte accesses go in 2 half-warp phases, 16-byte ones in 4 quarter-warp phases
+        per_phase = 32 // phases
         wf = smem_wavefronts(m, addrs, width)
-        worst = max(load.values())
-        for lane in range(32):
-            b = int(bank[lane])
-            bad = load[b] > 1
-            ax.plot([lane, b], [1, 0], color="tab:red" if bad else "tab:green", lw=1.2 if bad else 0.8, alpha=0.8)
+        worst, busy_total = 0, set()
+        for ph in range(phases):
+            lanes = range(ph * per_phase, (ph + 1) * per_phase)
+            # lanes reading one word share it (broadcast); distinct words of one bank are served one after the other
+            words = {int(addrs[ln]) // bb + w for ln in lanes for w in range(wpl)}
+            load: dict[int, int] = {}
+            for wd in words:
+                load[wd % nb] = load.get(wd % nb, 0) + 1
+            worst = max(worst, max(load.values()))
+            busy_total |= {(ph, b) for b in load}
+            for ln in lanes:
+                for w in range(wpl):
+                    b = (int(addrs[ln]) // bb + w) % nb
+                    bad = load[b] > 1
+                    ax.plot([ln, b], [1, 0], color="tab:red" if bad else "tab:green", lw=1.2 if bad else 0.7, alpha=0.8)
+            ax.scatter(list(load), [0] * len(load), s=[14 + 8 * (v - 1) for v in load.values()],
+                       color=["tab:red" if v > 1 else "tab:gray" for v in load.values()], marker="s", zorder=3)
         ax.scatter(range(32), [1] * 32, s=14, color="k", zorder=3)
-        ax.scatter(range(nb), [0] * nb, s=[14 + 10 * (load[b] - 1) for b in range(nb)],
-                   color=["tab:red" if load[b] > 1 else "tab:gray" for b in range(nb)], marker="s", zorder=3)
         ax.set_yticks([0, 1], ["bank", "lane"])
         ax.set_xticks(range(0, max(32, nb), 4))
         ax.set_ylim(-0.3, 1.3)
-        ax.set_title(f"{r['machine']} {name(r)}: {width} B accesses, {wf} wavefront(s); up to {worst} distinct words in one bank", fontsize=9)
-        busy = sum(1 for b in range(nb) if load[b])
+        ph_text = f", {phases} phases of {per_phase} lanes" if phases > 1 else ""
+        ax.set_title(f"{r['machine']} {name(r)}: {width} B accesses{ph_text}, {wf} wavefront(s); red: banks holding several words", fontsize=9)
+        banks_hit = len({b for _, b in busy_total})
+        s_ph = f" in each of its {phases} phases ({per_phase} lanes each)" if phases > 1 else ""
         reading.append(
-            f"{name(r)}: the 32 lanes touch {busy} of {nb} banks; the busiest bank holds {worst} distinct word(s), "
-            f"so the instruction takes {wf} wavefront(s)" + (f" ({r['wavefronts_per_request']} in the results)" if _finite(r.get("wavefronts_per_request")) else "") + "."
+            f"{name(r)}: the lanes touch {banks_hit} of {nb} banks; the busiest bank holds {worst} distinct word(s){s_ph}, "
+            f"so the instruction takes {wf} wavefront(s)"
+            + (f" ({int(r['wavefronts'])} in the results)" if _finite(r.get("wavefronts")) else "")
+            + (f", the ideal for {width}-byte accesses" if wf == phases else f", {wf - phases} more than the ideal {phases}")
+            + "."
         )
     if len(rs) > len(shown):
         reading.append(f"Not drawn (at most {BANKS_MAX_ROWS} per figure): {', '.join(name(x[0]) for x in rs[len(shown):])}.")
@@ -732,6 +772,23 @@ def line_figure(rows: list[dict], x: str, y: str, group: list[str], title: str |
     return d.fig if d else None
 
 
+def _line_reading(lab: str, pts: list[dict], x: str, y: str) -> str:
+    """One line of a line plot in words: its ends, the change between them, and its extremes when they lie inside."""
+    xs = sorted({p[x] for p in pts})
+    if len(xs) == 1:
+        ys = sorted({p[y] for p in pts})
+        vals = f"{ys[0]:.4g}" if len(ys) == 1 else f"{ys[0]:.4g} to {ys[-1]:.4g}"
+        return f"{lab}: one point, {y} = {vals} at {x} = {xs[0]:.4g}."
+    first, last = pts[0], pts[-1]
+    s = f"{lab}: {y} goes from {first[y]:.4g} at {x} = {first[x]:.4g} to {last[y]:.4g} at {x} = {last[x]:.4g}"
+    if first[y] and last[y] and (first[y] > 0) == (last[y] > 0):
+        s += f" ({last[y] / first[y]:.3g}x)"
+    lo, hi = min(pts, key=lambda p: p[y]), max(pts, key=lambda p: p[y])
+    inner = [f"lowest {lo[y]:.4g} at {x} = {lo[x]:.4g}" for p in (lo,) if p is not first and p is not last]
+    inner += [f"highest {hi[y]:.4g} at {x} = {hi[x]:.4g}" for p in (hi,) if p is not first and p is not last]
+    return s + (f"; {', '.join(inner)}" if inner else "") + "."
+
+
 def _line(rows, x, y, group, title, logx, logy) -> Drawn | None:
     rs = [r for r in rows if _finite(r.get(x)) and _finite(r.get(y))]
     if not rs:
@@ -746,8 +803,7 @@ def _line(rows, x, y, group, title, logx, logy) -> Drawn | None:
         pts.sort(key=lambda r: r[x])
         lab = " ".join(str(k) for k in key)
         ax.plot([p[x] for p in pts], [p[y] for p in pts], marker="o", ms=3, label=lab)
-        lo, hi = min(pts, key=lambda p: p[y]), max(pts, key=lambda p: p[y])
-        reading.append(f"{lab or 'all'}: {y} is lowest ({lo[y]:.4g}) at {x} = {lo[x]:.4g} and highest ({hi[y]:.4g}) at {x} = {hi[x]:.4g}.")
+        reading.append(_line_reading(lab or "all", pts, x, y))
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     if logx:

@@ -95,6 +95,20 @@ def test_bank_diagram_reads_the_wavefronts_of_a_stride(stride, wavefronts):
     assert f"touch {busy} of 32 banks" in d.reading
 
 
+@pytest.mark.parametrize("pad,wavefronts", [(0, 32), (1, 1)])
+def test_bank_diagram_of_a_transposed_tile_column(pad, wavefronts):
+    # lane l reads float tile[l][0] of float tile[32][32 + pad]: word 32*l (bank 0 for all) or 33*l (bank l)
+    row = {"machine": "a100", "kernel": "smem_pattern", "label": f"pad {pad}", "p_transpose_tile": 32, "p_pad": pad}
+    d = figures._banks([row], {"a100": load_machine("a100")})
+    assert f"takes {wavefronts} wavefront(s)" in d.reading and f"touch {32 if pad else 1} of 32 banks" in d.reading
+
+
+def test_bank_diagram_of_8_byte_accesses_counts_half_warp_phases():
+    row = {"machine": "a100", "kernel": "smem_pattern", "label": "8 B", "p_stride": 1, "p_width": 8}
+    d = figures._banks([row], {"a100": load_machine("a100")})
+    assert "2 phases" in d.reading and "takes 2 wavefront(s)" in d.reading and "the ideal for 8-byte accesses" in d.reading
+
+
 def test_systolic_utilization_against_size():
     rows = [
         {"machine": "tpu_v1", "kernel": "gemm", "label": "ws", "M": n, "N": n, "K": n, "utilization": min(1.0, n / 256) ** 2, "time_s": 1.0}
