@@ -117,7 +117,16 @@ class DaskExecutor(Executor):
         index = {f.key: i for i, f in enumerate(futs)}
         try:
             for fut in distributed.as_completed(futs, loop=self.client.loop):
-                yield index[fut.key], fut.result()
+                try:
+                    res = fut.result()
+                except ImportError as exc:
+                    if "gemmsim" not in str(exc):
+                        raise
+                    raise GemmsimError(
+                        f"the Dask workers at {self.address or 'the cluster'} cannot import gemmsim ({exc}); "
+                        "install the same gemmsim on every worker"
+                    ) from None
+                yield index[fut.key], res
         finally:
             for fut in futs:
                 fut.cancel()
