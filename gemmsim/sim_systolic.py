@@ -60,6 +60,12 @@ COLUMNS = (
 )
 
 
+def _bound(res) -> str:
+    """'dram' when moving the DRAM bytes at the (overridden) bandwidth takes longer than the array's own cycles."""
+    bw = res.extras.get("dram_time_cycles")
+    return "dram" if bw is not None and bw > res.compute_cycles else "compute"
+
+
 def run_case(machine, case) -> dict:
     """Simulate one case on a systolic machine: the common columns plus every systolic counter.
 
@@ -87,7 +93,7 @@ def run_case(machine, case) -> dict:
         "time_s": time_s,
         "gflops": gflops,
         "peak_fraction": res.utilization,
-        "bound": "dram" if res.stall_cycles > 0 else "compute",
+        "bound": _bound(res),
         "dataflow": res.dataflow,
         "convention": res.convention,
         "native_dataflow": res.native_dataflow,

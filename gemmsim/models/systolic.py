@@ -8,7 +8,7 @@ builds the fold schedule (``gemmsim.kernels.systolic``), times the folds, and co
   column c c cycles late, so a register is written only after the current wavefront has passed it) while the
   current fold streams (``double_buffered_stationary``); the next fold's vectors follow the current one's at once
   (the PEs switch tiles as the new wavefront reaches them, Jouppi et al. 2017), so fold i+1 starts max(T_i, R)
-  cycles after fold i (OS: max(T_i, R) too, the finished sums shifting out of second registers).
+  cycles after fold i (os: max(T_i, R) too, the finished sums shifting out of second registers).
   Partial sums stay in the accumulators across the K folds of one output tile (the streamed dimension is cut
   into chunks of ``accumulator_entries`` (/2 when double buffered) vectors). The streamed operand is read from
   the unified buffer: a whole panel when it fits (fetched from DRAM once and reused by every output tile of the
@@ -314,20 +314,20 @@ class ScaleSimBuffers:
 @njit(cache=True)
 def _machine_timing(os_flow, T, ucols, f1_bytes, f1_free, f2_bytes, f2_free, out_bytes, first_k, R, C, step, bpc,
                     fifo, dbl_stat, dbl_acc, start, load, end):
-    """Start, load and end cycle of every fold; returns the total cycles (the last write included).
+    """Start, load and end cycle of every fold; returns the total cycles (the last write-back included).
 
     ws/is (os_flow False): fetch 1 is the stationary tile (issued when a FIFO slot frees: when tile i-fifo moved
     into the array), fetch 2 the streamed tile. os: both fetches are streamed panels. A fetch marked free is
     prefetched as early as the channel allows (its panel stays in the buffer); otherwise it waits for the
-    buffer slot of fold i-2 (double buffering). The DRAM channel serves requests in order of issue; write-backs
-    issue when an output tile completes. bpc = bytes per cycle (<= 0: unlimited).
+    buffer slot of fold i-2 (double buffering). The DRAM channel serves requests in order of issue, at bpc
+    bytes per cycle (<= 0: unlimited); write-backs issue when an output tile completes.
     """
     F = T.shape[0]
     wq_t = np.empty(F, np.int64)
     wq_b = np.empty(F, np.int64)
     head = 0
     tail = 0
-    dram = 0
+    dram = 0.0
     total = 0
     for i in range(F):
         # issue times of this fold's reads
@@ -341,8 +341,8 @@ def _machine_timing(os_flow, T, ucols, f1_bytes, f1_free, f2_bytes, f2_free, out
         while head < tail and wq_t[head] <= first:
             dram = max(dram, wq_t[head]) + _xfer(wq_b[head], bpc)
             head += 1
-        r1 = 0
-        r2 = 0
+        r1 = 0.0
+        r2 = 0.0
         if f2_bytes[i] > 0 and i2 < i1:
             dram = max(dram, i2) + _xfer(f2_bytes[i], bpc)
             r2 = dram
@@ -352,11 +352,10 @@ def _machine_timing(os_flow, T, ucols, f1_bytes, f1_free, f2_bytes, f2_free, out
         if f2_bytes[i] > 0 and not i2 < i1:
             dram = max(dram, i2) + _xfer(f2_bytes[i], bpc)
             r2 = dram
-        if bpc <= 0:
-            r1 = i1 if f1_bytes[i] > 0 else 0
-            r2 = i2 if f2_bytes[i] > 0 else 0
+        ready1 = int(math.ceil(r1))
+        ready2 = int(math.ceil(r2))
         if os_flow:
-            s = max(r1, r2)
+            s = max(ready1, ready2)
             if i > 0:
                 if dbl_stat:
                     s = max(s, start[i - 1] + max(T[i - 1] * step, R))
@@ -370,8 +369,8 @@ def _machine_timing(os_flow, T, ucols, f1_bytes, f1_free, f2_bytes, f2_free, out
                 shadow = start[i - 1]
             else:
                 shadow = start[i - 1] + (T[i - 1] + R + C - 2) * step
-            load[i] = max(r1, shadow)
-            s = max(load[i] + R, r2)
+            load[i] = max(ready1, shadow)
+            s = max(load[i] + R, ready2)
             if i > 0:
                 s = max(s, start[i - 1] + T[i - 1] * step)
                 if first_k[i] and not dbl_acc:
@@ -389,16 +388,14 @@ def _machine_timing(os_flow, T, ucols, f1_bytes, f1_free, f2_bytes, f2_free, out
     while head < tail:
         dram = max(dram, wq_t[head]) + _xfer(wq_b[head], bpc)
         head += 1
-    if bpc > 0:
-        total = max(total, dram)
-    return total
+    return max(total, int(math.ceil(dram)))
 
 
 @njit(cache=True)
 def _xfer(nbytes, bpc):
     if bpc <= 0:
-        return 0
-    return int(math.ceil(nbytes / bpc))
+        return 0.0
+    return nbytes / bpc
 
 
 # ---- the public function ---------------------------------------------------------------------------------------
@@ -703,17 +700,17 @@ def array_state(res: SystolicResult, cycle: int) -> dict:
             # the tile shifts in from the top, one row per cycle after R - kr pushes of padding, each row moving
             # down until it reaches its own PE row; it waits there (shadow registers) until this fold's
             # wavefront reaches the PE and makes it the one in use
+            cols = np.arange(C)
+            skew = 0 if res.convention == "scalesim" else 1
             for rr in range(ur):
-                pushed = load0 + (R - ur) + (ur - 1 - rr)
-                if cycle < pushed:
-                    continue
-                pos = min(cycle - pushed, rr)
-                cols = np.arange(C)
-                waiting = (cols < uc) & (cycle < arrive[pos]) & (out["shadow_i"][pos] < 0)
+                pushed = load0 + (R - ur) + (ur - 1 - rr) + skew * cols
+                there = (cols < uc) & (cycle >= pushed)
+                pos = np.where(there, np.minimum(cycle - pushed, rr), 0)
+                waiting = there & (cycle < arrive[pos, cols])
                 vi, vj = (k0 + rr, n0 + cols) if sched.dataflow == "ws" else (m0 + cols, k0 + rr)
-                out["shadow_i"][pos] = np.where(waiting, vi, out["shadow_i"][pos])
-                out["shadow_j"][pos] = np.where(waiting, vj, out["shadow_j"][pos])
-        if sched.dataflow != "os" and load0 <= cycle < load0 + R:
+                out["shadow_i"][pos[waiting], cols[waiting]] = np.broadcast_to(vi, cols.shape)[waiting]
+                out["shadow_j"][pos[waiting], cols[waiting]] = np.broadcast_to(vj, cols.shape)[waiting]
+        if sched.dataflow != "os" and load0 <= cycle < load0 + R + (0 if res.convention == "scalesim" else uc - 1):
             phases.append((f, "load"))
         if s <= cycle <= last:
             if busy == ur * uc:
