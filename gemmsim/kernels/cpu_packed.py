@@ -551,6 +551,18 @@ def _extra_for(simd: bool):
 # Host implementations: the same five loops computed for real (numba), zero-padded packing.
 
 
+@njit(cache=True, fastmath={"contract"})
+def _host_micro(Ap, Bp, acc, kc, MR, NR, ab0, bb0):
+    """The microkernel: acc (MR*NR, row-major) += A micro-panel x B micro-panel over kc steps (FMAs allowed)."""
+    for p in range(kc):
+        ab = ab0 + p * MR
+        bb = bb0 + p * NR
+        for r in range(MR):
+            av = Ap[ab + r]
+            for c in range(NR):
+                acc[r * NR + c] += av * Bp[bb + c]
+
+
 @njit(cache=True)
 def _host_rows(A, B, C, MR, NR, KC, MC, NC, m0, m1):
     """C[m0:m1] += A[m0:m1] @ B by the five packed loops (pack buffers zero-padded to whole micro-panels)."""
@@ -561,7 +573,7 @@ def _host_rows(A, B, C, MR, NR, KC, MC, NC, m0, m1):
     mcm = min(MC, max(1, m1 - m0))
     Bp = np.zeros(kcm * ((ncm + NR - 1) // NR) * NR, dtype=B.dtype)
     Ap = np.zeros(kcm * ((mcm + MR - 1) // MR) * MR, dtype=A.dtype)
-    acc = np.zeros((MR, NR), dtype=C.dtype)
+    acc = np.zeros(MR * NR, dtype=C.dtype)
     for jc in range(0, N, NC):
         nc = min(NC, N - jc)
         npb = (nc + NR - 1) // NR
@@ -586,17 +598,11 @@ def _host_rows(A, B, C, MR, NR, KC, MC, NC, m0, m1):
                     w = min(NR, nc - jr * NR)
                     for ir in range(npa):
                         h = min(MR, mc - ir * MR)
-                        acc[:, :] = 0
-                        for p in range(kc):
-                            ab = (ir * kc + p) * MR
-                            bb = (jr * kc + p) * NR
-                            for r in range(MR):
-                                av = Ap[ab + r]
-                                for c in range(NR):
-                                    acc[r, c] += av * Bp[bb + c]
+                        acc[:] = 0
+                        _host_micro(Ap, Bp, acc, kc, MR, NR, ir * kc * MR, jr * kc * NR)
                         for r in range(h):
                             for c in range(w):
-                                C[ic + ir * MR + r, jc + jr * NR + c] += acc[r, c]
+                                C[ic + ir * MR + r, jc + jr * NR + c] += acc[r * NR + c]
 
 
 @njit(cache=True, parallel=True)
