@@ -111,14 +111,21 @@ def _row(case: Case, res: dict, wall_s: float, from_cache: bool) -> dict:
     return {**case.columns(), **case.tags, **res, "case_key": case.key(), "sim_wall_s": wall_s, "from_cache": from_cache}
 
 
+#: modules that only present results (or orchestrate runs) and cannot change what run_case returns
+_PRESENTATION = ("__main__.py", "cli.py", "cli_*.py", "report.py", "figures.py", "explain.py", "runner.py", "executor.py")
+
+
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of gemmsim's version and every source file of the package: a changed model invalidates the cache."""
+    """A hash of gemmsim's version and its source files (all but the presentation modules): a changed model invalidates
+    the cache. Computed once per process, like the modules it describes, which are imported once."""
     from gemmsim import __version__
 
     h = hashlib.sha256(__version__.encode())
     root = Path(__file__).resolve().parent
     for f in sorted(root.rglob("*.py")):
+        if f.parent == root and any(f.match(pat) for pat in _PRESENTATION):
+            continue
         h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()

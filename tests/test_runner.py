@@ -149,3 +149,14 @@ def test_cache_key_ignores_names_but_not_the_simulation():
     assert ResultCache.key(toy, c) == ResultCache.key(toy, same)
     assert ResultCache.key(toy, c) != ResultCache.key(toy, Case(experiment="a", machine="toy", kernel="ijk", M=4, N=4, K=8))
     assert ResultCache.key(toy, c) != ResultCache.key(load_machine("haswell"), c)
+
+
+def test_changed_gemmsim_code_invalidates_the_cache(tmp_path, monkeypatch):
+    import gemmsim.runner as runner
+
+    calls = _counting(monkeypatch)
+    exp = _exp(tmp_path)
+    run_experiment(exp, out_dir=tmp_path / "r1", jobs=1, figures=False, quiet=True)
+    monkeypatch.setattr(runner, "code_fingerprint", lambda: "a model was edited")
+    run_experiment(exp, out_dir=tmp_path / "r2", jobs=1, figures=False, quiet=True)
+    assert len(calls) == 8
