@@ -125,6 +125,11 @@ def _si(x: float, unit: str = "") -> str:
     return f"{x:.3g} {unit}".rstrip()
 
 
+def _g(x: float) -> str:
+    """Three significant digits without an exponent below a million (2699 -> '2,699', 1.406 -> '1.41')."""
+    return f"{x:,.0f}" if 1000 <= abs(x) < 1e6 else f"{x:.3g}"
+
+
 def _seconds(s: float) -> str:
     for unit, f in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("ps", 1e-12)):
         if s >= f:
@@ -280,6 +285,8 @@ def _time(rows: list[dict]) -> Drawn | None:
             first = False
             ax.text(x, t, str(match[0].get("bound", "")), rotation=90, fontsize=6, ha="center", va="bottom")
     ax.set_yscale("log")
+    lo, hi = min(r["time_s"] for r in rs), max(r["time_s"] for r in rs)
+    ax.set_ylim(lo / 2, hi * 6)  # room above the tallest bar for its bound
     ax.set_xticks(range(len(keys)), keys, fontsize=8)
     ax.set_ylabel("modelled time (s)")
     ax.set_title("Modelled time (label: the bound that dominates)")
@@ -416,10 +423,9 @@ def _heatmaps(rows: list[dict], machines: dict) -> list[Drawn]:
             ax.tick_params(length=0)
             ax.set_title(f"{name(r)}  ({int(vmax)} = most misses on one element)", fontsize=8)
             if img.shape[1] <= 100:  # thin borders between elements when they are big enough to see
-                ax.set_xticks(np.arange(-0.5, img.shape[1], 1), minor=True)
-                ax.set_yticks(np.arange(-0.5, img.shape[0], 1), minor=True)
-                ax.grid(which="minor", color="white", lw=0.4)
-                ax.tick_params(which="minor", length=0)
+                hgt_img, wid_img = img.shape
+                ax.vlines(np.arange(-0.5, wid_img), -0.5, hgt_img - 0.5, color="white", lw=0.4)
+                ax.hlines(np.arange(-0.5, hgt_img), -0.5, wid_img - 0.5, color="white", lw=0.4)
             ax.apply_aspect()
             box = ax.get_position()
             cax = fig.add_axes([box.x1 + 0.01, box.y0, 0.012, box.height])
@@ -527,16 +533,17 @@ def _rooflines(rows: list[dict], machines: dict) -> list[Drawn]:
             grid = np.logspace(math.log10(max(lo, 1e-6)), math.log10(hi), 200)
             for k, (label, peak) in enumerate(roofs):
                 y = np.minimum(peak, bw * grid) if bw else np.full_like(grid, peak)
-                ax.plot(grid, y, color="k", lw=1.6 - 0.4 * k, ls=("-", "--", ":")[min(k, 2)], label=f"{label} {d}: {_si(peak * 1e9, 'FLOP/s')}")
+                ax.plot(grid, y, color=("k", "tab:brown", "tab:olive", "tab:cyan")[dtypes.index(d) % 4], lw=1.6 - 0.4 * k,
+                        ls=("-", "--", ":")[min(k, 2)], label=f"{label} {d}: {_si(peak * 1e9, 'FLOP/s')}")
             if roofs:
                 roof_of[d] = roofs
                 main = roofs[0][1]
                 if bw:
                     reading.append(
-                        f"{mname} {d}: ridge point {main / bw:.3g} FLOP/B ({_si(main * 1e9, 'FLOP/s')} over {_si(bw * 1e9, 'B/s')} of DRAM)."
+                        f"{mname} {d}: ridge point {_g(main / bw)} FLOP/B ({_si(main * 1e9, 'FLOP/s')} over {_si(bw * 1e9, 'B/s')} of DRAM)."
                     )
         for i, r in enumerate(rs):
-            ax.scatter(r["intensity_flop_per_byte"], r["gflops"], s=30, color=f"C{i % 10}", zorder=3, label=name(r))
+            ax.plot(r["intensity_flop_per_byte"], r["gflops"], "osD^v<>"[(i // 10) % 7], ms=5, color=f"C{i % 10}", zorder=3, label=name(r))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")

@@ -45,7 +45,7 @@ def test_cpu_rows_get_hit_rates_bytes_time_heatmaps_and_roofline(lab_rows):
     ijk = lab_rows[0]
     assert f"of {ijk['L1_misses']:,} L1 misses" in drawn["misses_toy"].reading
     ridge = toy.peak_gflops("fp32") / toy.dram.bandwidth_gbps
-    assert f"ridge point {ridge:.3g} FLOP/B" in drawn["roofline_toy"].reading
+    assert f"ridge point {figures._g(ridge)} FLOP/B" in drawn["roofline_toy"].reading
     fast = min(lab_rows, key=lambda r: r["time_s"])
     slow = max(lab_rows, key=lambda r: r["time_s"])
     assert f"{slow['time_s'] / fast['time_s']:.1f}x apart" in drawn["modelled_time"].reading
