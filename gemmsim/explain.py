@@ -275,13 +275,16 @@ class Explanation:
         w_el = max([len(s.element) for s in self.steps] + [7])
         w_ad = max([len(f"{s.addr:#x}") for s in self.steps] + [7])
         w_ev = max([len(_lines(s.evicted)) for s in self.steps] + [7])
-        rows = [f"{'#':>6}  op  {'element':<{w_el}}  {'address':>{w_ad}}  {'set':>4}  {'L1':<8}  {'from':<5}  {'evicted':<{w_ev}}  set after"]
+        tlb = bool(self.counters.get("tlbs"))
+        rows = [f"{'#':>6}  op  {'element':<{w_el}}  {'address':>{w_ad}}  {'set':>4}  {'L1':<8}  {'from':<5}  "
+                + ("TLB   " if tlb else "") + f"{'evicted':<{w_ev}}  set after"]
         for s in self.steps:
             sets = ",".join(str(x) for x in s.sets)
             after = " | ".join(_lines(v) for v in s.set_after.values())
             rows.append(
                 f"{s.index:>6}  {s.op:<2}  {s.element:<{w_el}}  {s.addr:>#{w_ad}x}  {sets:>4}  {s.outcome:<8}  {s.served_by:<5}  "
-                f"{_lines(s.evicted) or '-':<{w_ev}}  {after}"
+                + (f"{'miss' if s.tlb_misses else 'hit':<4}  " if tlb else "")
+                + f"{_lines(s.evicted) or '-':<{w_ev}}  {after}"
             )
         tail = [""]
         if len(self.steps) < self.total_accesses:

@@ -870,7 +870,12 @@ def build_figures(rows: list[dict], exp=None, machines: dict | None = None) -> l
         ("banks", lambda: _banks(rows, machines)),
         ("systolic_utilization", lambda: _systolic(rows, machines)),
     ]
-    for p in _plots(exp) if exp is not None else []:
+    try:
+        plots = _plots(exp) if exp is not None else []
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError: a hand-edited experiment.yaml
+        plots = []
+        builders.append(("plots", lambda exc=exc: (_ for _ in ()).throw(exc)))
+    for p in plots:
         builders.append((f"{p.y}_vs_{p.x}", lambda p=p: _line(rows, p.x, p.y, p.group, p.title, p.logx, p.logy)))
     out: list[Drawn] = []
     for name, build in builders:

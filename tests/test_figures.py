@@ -127,3 +127,10 @@ def test_a_failing_figure_is_recorded_not_raised(monkeypatch, lab_rows):
     bad = [d for d in drawn if d.error]
     assert len(bad) == 1 and "unexpected column" in bad[0].error and bad[0].fig is None
     assert any(d.name == "hit_rates" and d.fig is not None for d in drawn)
+
+
+def test_a_bad_plots_entry_is_recorded_not_raised(lab_rows):
+    drawn = figures.build_figures(lab_rows, {"plots": [{"x": "time_s", "colour": "red"}]}, {})
+    bad = [d for d in drawn if d.error]
+    assert len(bad) == 1 and "colour" in bad[0].error
+    assert any(d.name == "hit_rates" for d in drawn)
