@@ -126,7 +126,8 @@ def legend(res) -> str:
                 "C[m,n] flows down and leaves the bottom into the accumulators; (A[m,k]) = the next input shifting in or "
                 "waiting in the shadow register. '.' = idle.")
     return ("Each cell: the output C[m,n] accumulating in the PE, and the k of the product A[m,k] x B[k,n] it adds this "
-            "cycle (A enters from the left, B from the top); finished sums shift out at the bottom. '.' = idle.")
+            "cycle (A enters from the left, B from the top); (C[m,n]) = a finished sum in the PE's second register, "
+            "shifting down and out of the bottom. '.' = idle.")
 
 
 def explain(res, first: int = 0, count: int = 120) -> list[dict]:
@@ -183,15 +184,13 @@ def _indices(op, addr, bases, elem, M, N, K):
 
 def _cell(dataflow, st, r, c) -> str:
     si, sj, mi, mj = (int(st[k][r, c]) for k in ("stat_i", "stat_j", "mov_i", "mov_j"))
+    hi, hj = int(st["shadow_i"][r, c]), int(st["shadow_j"][r, c])
     if dataflow == "os":
-        if si < 0:
-            return "."
-        k = f" k{mj}" if mi >= 0 else ""
-        return f"C[{si},{sj}]{k}"
+        acc = f"C[{si},{sj}]" + (f" k{mj}" if mi >= 0 else "") if si >= 0 else "."
+        return acc + (f" (C[{hi},{hj}])" if hi >= 0 else "")
     stat_name, mov_name = ("B", "A") if dataflow == "ws" else ("A", "B")
     stat = f"{stat_name}[{si},{sj}]" if si >= 0 else "."
     mov = f"x{mov_name}[{mi},{mj}]" if mi >= 0 else ""
-    hi, hj = int(st["shadow_i"][r, c]), int(st["shadow_j"][r, c])
     shadow = f" ({stat_name}[{hi},{hj}])" if hi >= 0 else ""
     return stat + mov + shadow
 

@@ -644,7 +644,8 @@ def array_state(res: SystolicResult, cycle: int) -> dict:
     multiplies with: B[k][n] for ws, A[m][k] for is, the C[m][n] it accumulates for os), ``mov_i``/``mov_j``
     (the streamed value passing: A[m][k] for ws and os, B[k][n] for is), ``out_i``/``out_j`` (the C[m][n] whose
     partial sum the PE adds to) and ``depth`` (how many products that partial sum holds after this PE);
-    ``shadow_i``/``shadow_j`` (ws/is: the next stationary value shifting in or waiting in the shadow registers);
+    ``shadow_i``/``shadow_j`` (ws/is: the next stationary value shifting in or waiting in the second registers;
+    os, machine convention: a finished C[m][n] in the second registers on its way out of the bottom);
     ``phase``: a list of (fold, phase) for the folds active at ``cycle``, phase one of load (its stationary
     tile shifting in), fill (the wavefront entering), steady (every mapped PE busy), drain (the stream has
     entered, the last sums are leaving); (next fold, wait) when the array waits for memory, idle after the end.
@@ -710,6 +711,17 @@ def array_state(res: SystolicResult, cycle: int) -> dict:
                 vi, vj = (k0 + rr, n0 + cols) if sched.dataflow == "ws" else (m0 + cols, k0 + rr)
                 out["shadow_i"][pos[waiting], cols[waiting]] = np.broadcast_to(vi, cols.shape)[waiting]
                 out["shadow_j"][pos[waiting], cols[waiting]] = np.broadcast_to(vj, cols.shape)[waiting]
+        if sched.dataflow == "os" and res.convention == "machine":
+            # a finished sum moves to the PE's second register, then shifts down its column and out of the
+            # bottom, bottom row first: row r leaves at T + 2R - 2 - r + c, one PE row per step before that
+            cols = np.arange(C)
+            for rr in range(ur):
+                done = s + (T - 1 + rr + cols) * step
+                leave = s + (T + 2 * R - 2 - rr + cols) * step
+                there = (cols < uc) & (cycle > done) & (cycle < leave)
+                pos = np.where(there, np.maximum(rr, R - 1 - (leave - 1 - cycle) // step), 0)
+                out["shadow_i"][pos[there], cols[there]] = m0 + rr
+                out["shadow_j"][pos[there], cols[there]] = (n0 + cols)[there]
         if sched.dataflow != "os" and load0 <= cycle < load0 + R + (0 if res.convention == "scalesim" else uc - 1):
             phases.append((f, "load"))
         if s <= cycle <= last:
