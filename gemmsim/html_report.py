@@ -337,6 +337,7 @@ def write_html_report(folder: str | Path) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(page)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the page is as readable as the rest of the folder
         os.replace(tmp, folder / "report.html")
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
