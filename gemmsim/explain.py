@@ -106,16 +106,6 @@ def line_label(layout: Layout, line_addr: int, line_bytes: int) -> str:
 # Building a case
 
 
-@dataclass
-class _Case:
-    machine: object
-    kernel: str
-    params: object
-    layout: Layout
-    threads: int
-    trace: np.ndarray
-
-
 def _resolve(machine, kernel: str, M: int, N: int | None, K: int | None, dtype: str, params: dict | None, layout) -> tuple:
     from gemmsim.machine import load_machine, validation_problems
     from gemmsim.sim_cpu import CPU_KERNELS
