@@ -91,14 +91,14 @@ SMALL_WAYS = 16
 
 
 def as_words(chunk: np.ndarray) -> np.ndarray:
-    """A chunk of ACCESS records seen as an (n, 2) uint64 array (copied only if it is not contiguous)."""
-    return np.ascontiguousarray(chunk).view(np.uint64).reshape(-1, 2)
+    """A chunk of ACCESS records seen as flat uint64 words, two per record (copied only if not contiguous)."""
+    return np.ascontiguousarray(chunk).view(np.uint64)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _rec(out, w, addr, size, kind, core):
-    out[w, 0] = np.uint64(addr)
-    out[w, 1] = np.uint64(size) | (np.uint64(kind) << np.uint64(32)) | (np.uint64(core) << np.uint64(40))
+    out[2 * w] = np.uint64(addr)
+    out[2 * w + 1] = np.uint64(size) | (np.uint64(kind) << np.uint64(32)) | (np.uint64(core) << np.uint64(40))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -111,23 +111,26 @@ def _xorshift(x):
 
 @njit(cache=True, nogil=True)
 def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out):
-    """Fast kernel: one copy, no coherence, ways <= 16. Returns (next access, records written).
+    """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
+    written); it stops before the first access that spans lines (the caller splits those, see ``split_lines``).
 
-    Per set: ``tags[set*ways + way]`` (line number, -1 when invalid) and ``dirty``; ``fpw[set*W + j]`` packs an
-    8-bit fingerprint of the line in each way (0 invalid, 1 no such way) so that a lookup compares 8 ways at
-    once (SWAR) and reads full tags only for candidates; ``order[set]`` packs the ways by recency (LRU) or age
-    (FIFO), one nibble per rank, rank 0 the most recent, so the victim is the last rank and promoting a way
-    is a few shifts. Invalid ways start at the old end, so they are filled before anything is evicted.
+    ``inp`` and ``out`` are records as flat uint64 words (two per record, see ``as_words``); ``out`` has room for
+    two records per access. Per set: ``tags[set*ways + way]`` (line number, -1 when invalid) and ``dirty``;
+    ``fpw[set*nw + j]`` packs an 8-bit fingerprint of the line in each way (0 invalid, 1 no such way), so one
+    lookup compares 8 ways at once (SWAR) and reads full tags only for candidates; ``order[set]`` packs the
+    ways by recency (LRU) or age (FIFO), one nibble per rank, rank 0 the most recent, so the victim is the last
+    rank and promoting a way is a few shifts. Invalid ways start at the old end, so they are filled first.
+    The loop is written out flat, without helpers or an inner loop over lines: numba compiles it twice as fast.
     """
-    line_bytes = np.int64(1) << shift
     pow2 = (sets & (sets - 1)) == 0
     mask = sets - 1
-    cap = out.shape[0]
     nw = (ways + 7) >> 3
     u4 = np.uint64(4)
     wmask = np.uint64(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
     unused = ~wmask
     old_rank = np.uint64(4 * (ways - 1))
+    line_word = np.uint64(1) << np.uint64(shift)  # a whole-line load record's size word
+    store_bit = np.uint64(1) << np.uint64(32)
     rng = np.uint64(st[1])
     lh = 0
     lm = 0
@@ -136,120 +139,142 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     wb = 0
     ev = 0
     w = 0
-    i = start
-    while i < n:
-        a = np.int64(inp[i, 0])
-        meta = inp[i, 1]
-        sz = np.int64(meta & _M32)
-        if sz < 1:
-            sz = 1
-        store = ((meta >> np.uint64(32)) & np.uint64(0xFF)) != 0
-        cm = (meta >> np.uint64(40)) & np.uint64(0xFF)
+    for i in range(start, n):
+        a = np.int64(inp[2 * i])
+        meta = inp[2 * i + 1]
+        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
+        if kind == 2:
+            continue  # an invalidate record: this level takes no part in coherence
         ln = a >> shift
-        last = (a + sz - 1) >> shift
-        # Room: the caller guarantees 2 records per remaining access; a multi-line access needs more.
-        if last != ln and w + 2 * (last - ln + n - i) > cap:
-            break
-        if (meta >> np.uint64(32)) & np.uint64(0xFF) == 2:
-            i += 1  # an invalidate record: this level takes no part in coherence
-            continue
-        i += 1
-        while True:
-            s = (ln & mask) if pow2 else (ln % sets)
-            base = s * ways
-            o = order[s]
-            hit = -1
-            front = False
-            if policy != 2:
-                w0 = np.int64(o & np.uint64(15))
-                if tags[base + w0] == ln:
-                    hit = w0
-                    front = True
-            fp = np.uint64(0)
-            if hit < 0:
-                fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(56)) % np.uint64(254)
-                q = fp * _ONES8
-                for j in range(nw):
-                    x = fpw[s * nw + j] ^ q
-                    m = (x - _ONES8) & ~x & _HIGH8
-                    while m:
-                        k = j * 8 + (trailing_zeros(m) >> 3)
-                        if tags[base + k] == ln:
-                            hit = k
-                            break
-                        m &= m - np.uint64(1)
-                    if hit >= 0:
+        if ((a + np.int64(meta & _M32) - 1) >> shift) != ln:
+            st[1] = np.int64(rng)
+            cnt[0, 0] += lh
+            cnt[0, 1] += lm
+            cnt[0, 2] += sh
+            cnt[0, 3] += sm
+            cnt[0, 4] += wb
+            cnt[0, 5] += ev
+            return i, w
+        store = kind != 0
+        core_word = meta & np.uint64(0xFF0000000000)
+        s = (ln & mask) if pow2 else (ln % sets)
+        base = s * ways
+        o = order[s]
+        hit = -1
+        front = False
+        if policy != 2:
+            w0 = np.int64(o & np.uint64(15))
+            if tags[base + w0] == ln:
+                hit = w0
+                front = True
+        fp = np.uint64(0)
+        if hit < 0:
+            fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(56)) % np.uint64(254)
+            q = fp * _ONES8
+            for j in range(nw):
+                x = fpw[s * nw + j] ^ q
+                m = (x - _ONES8) & ~x & _HIGH8
+                while m:
+                    k = j * 8 + np.int64(trailing_zeros(m) >> 3)
+                    if tags[base + k] == ln:
+                        hit = k
                         break
-            through = False
-            if hit >= 0:
-                if policy == 0 and not front:
-                    # LRU: move the way to rank 0.
-                    y = o ^ (np.uint64(hit) * _ONES4)
-                    p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
-                    hp = p + u4
-                    high = ((o >> hp) << hp) if hp < np.uint64(64) else np.uint64(0)
-                    order[s] = high | ((o & ((np.uint64(1) << p) - np.uint64(1))) << u4) | np.uint64(hit)
-                if store:
-                    sh += 1
-                    if write_back:
-                        dirty[base + hit] = 1
-                    else:
-                        through = True
+                    m &= m - np.uint64(1)
+                if hit >= 0:
+                    break
+        through = False
+        if hit >= 0:
+            if policy == 0 and not front:
+                # LRU: move the way to rank 0.
+                y = o ^ (np.uint64(hit) * _ONES4)
+                p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
+                hp = p + u4
+                high = ((o >> hp) << hp) if hp < np.uint64(64) else np.uint64(0)
+                order[s] = high | ((o & ((np.uint64(1) << p) - np.uint64(1))) << u4) | np.uint64(hit)
+            if store:
+                sh += 1
+                if write_back:
+                    dirty[base + hit] = 1
                 else:
-                    lh += 1
-            else:
-                if store:
-                    sm += 1
-                else:
-                    lm += 1
-                if store and not write_allocate:
                     through = True
-                else:
-                    # Fetch the line from the next level first, then deal with the victim.
-                    _rec(out, w, ln << shift, line_bytes, 0, cm)
-                    w += 1
-                    if policy == 2:
-                        v = -1
-                        for k in range(ways):
-                            if tags[base + k] < 0:
-                                v = k
-                                break
-                        if v < 0:
-                            rng = _xorshift(rng)
-                            v = np.int64(rng % np.uint64(ways))
-                    else:
-                        v = np.int64((o >> old_rank) & np.uint64(15))
-                        order[s] = (((o << u4) | np.uint64(v)) & wmask) | unused
-                    vt = tags[base + v]
-                    if vt >= 0:
-                        ev += 1
-                        if dirty[base + v]:
-                            wb += 1
-                            _rec(out, w, vt << shift, line_bytes, 1, cm)
-                            w += 1
-                    tags[base + v] = ln
-                    dirty[base + v] = 1 if (store and write_back) else 0
-                    fi = s * nw + (v >> 3)
-                    sb = np.uint64(8 * (v & 7))
-                    fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
-                    through = store and not write_back
-            if through:
-                # Write-through, or a store miss without write-allocate: the store goes on (its part in this line).
-                lo = max(ln << shift, a)
-                hi = min((ln + 1) << shift, a + sz)
-                _rec(out, w, lo, hi - lo, 1, cm)
+            else:
+                lh += 1
+        else:
+            if store:
+                sm += 1
+            else:
+                lm += 1
+            if store and not write_allocate:
+                through = True
+            else:
+                # Fetch the line from the next level first, then deal with the victim.
+                out[2 * w] = np.uint64(ln << shift)
+                out[2 * w + 1] = line_word | core_word
                 w += 1
-            if ln >= last:
-                break
-            ln += 1
+                if policy == 2:
+                    v = -1
+                    for k in range(ways):
+                        if tags[base + k] < 0:
+                            v = k
+                            break
+                    if v < 0:
+                        rng ^= rng << np.uint64(13)
+                        rng ^= rng >> np.uint64(7)
+                        rng ^= rng << np.uint64(17)
+                        v = np.int64(rng % np.uint64(ways))
+                else:
+                    v = np.int64((o >> old_rank) & np.uint64(15))
+                    order[s] = (((o << u4) | np.uint64(v)) & wmask) | unused
+                vt = tags[base + v]
+                if vt >= 0:
+                    ev += 1
+                    if dirty[base + v]:
+                        wb += 1
+                        out[2 * w] = np.uint64(vt << shift)
+                        out[2 * w + 1] = line_word | core_word | store_bit
+                        w += 1
+                tags[base + v] = ln
+                dirty[base + v] = 1 if (store and write_back) else 0
+                fi = s * nw + (v >> 3)
+                sb = np.uint64(8 * (v & 7))
+                fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
+                through = store and not write_back
+        if through:
+            # Write-through, or a store miss without write-allocate: the store itself goes on.
+            size = meta & _M32
+            out[2 * w] = np.uint64(a)
+            out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
+            w += 1
+    st[1] = np.int64(rng)
     cnt[0, 0] += lh
     cnt[0, 1] += lm
     cnt[0, 2] += sh
     cnt[0, 3] += sm
     cnt[0, 4] += wb
     cnt[0, 5] += ev
-    st[1] = np.int64(rng)
-    return i, w
+    return n, w
+
+
+def split_lines(chunk: np.ndarray, line_bytes: int) -> np.ndarray:
+    """The same accesses with every one that spans lines cut into one access per line touched (the part inside
+    that line, same kind and core); a size of 0 counts as 1 byte. Vectorised; returns ``chunk`` itself when
+    nothing needs cutting."""
+    shift = line_bytes.bit_length() - 1
+    addr = chunk["addr"].astype(np.int64)
+    size = np.maximum(chunk["size"].astype(np.int64), 1)
+    first = addr >> shift
+    count = ((addr + size - 1) >> shift) - first + 1
+    if np.all(count == 1) and np.all(chunk["size"] > 0):
+        return chunk
+    idx = np.repeat(np.arange(chunk.shape[0]), count)
+    starts = np.cumsum(count) - count
+    line = first[idx] + (np.arange(idx.shape[0]) - starts[idx])
+    lo = np.maximum(line << shift, addr[idx])
+    hi = np.minimum((line + 1) << shift, addr[idx] + size[idx])
+    out = chunk[idx]
+    out["addr"] = lo
+    out["size"] = hi - lo
+    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -284,15 +309,15 @@ def _run_any(inp, start, n, tags, dirty, stamps, cnt, st, sets, ways, shift, pol
     line_bytes = np.int64(1) << shift
     pow2 = (sets & (sets - 1)) == 0
     mask = sets - 1
-    cap = out.shape[0]
+    cap = out.shape[0] // 2
     per_line = 2 + copies  # most records one line can produce: other copies' write-backs, invalidate, load, victim
     clock = st[0]
     rng = np.uint64(st[1])
     w = 0
     i = start
     while i < n:
-        a = np.int64(inp[i, 0])
-        meta = inp[i, 1]
+        a = np.int64(inp[2 * i])
+        meta = inp[2 * i + 1]
         sz = np.int64(meta & _M32)
         if sz < 1:
             sz = 1
@@ -533,25 +558,20 @@ class Cache:
                 f"cache {self.name!r}: access {bad} comes from core {int(chunk['core'][bad])}, "
                 f"but the level has only {self.copies} per-core copies"
             )
+        if self._small:
+            return self._feed_small(chunk)
         words = as_words(chunk)
-        per = 2 if self._small else 2 + self.copies
+        per = 2 + self.copies
         if self._out.shape[0] < per * n + 64:
             self._out = np.empty(per * n + 64, dtype=ACCESS)
         pos, written = 0, 0
         while True:
-            out = self._out.view(np.uint64).reshape(-1, 2)[written:]
-            if self._small:
-                pos, w = _run_small(
-                    words, pos, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
-                    self.sets, self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back,
-                    self.write_allocate, out,
-                )  # fmt: skip
-            else:
-                pos, w = _run_any(
-                    words, pos, n, self._tags, self._dirty, self._stamps, self._cnt, self._st,
-                    self.sets, self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back,
-                    self.write_allocate, self.copies, _COHERENCE_CODE[self.coherence], self.forward_invalidations, out,
-                )  # fmt: skip
+            out = self._out.view(np.uint64)[2 * written :]
+            pos, w = _run_any(
+                words, pos, n, self._tags, self._dirty, self._stamps, self._cnt, self._st,
+                self.sets, self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back,
+                self.write_allocate, self.copies, _COHERENCE_CODE[self.coherence], self.forward_invalidations, out,
+            )  # fmt: skip
             written += w
             if pos >= n:
                 return self._out[:written]
@@ -561,6 +581,30 @@ class Cache:
             bigger = np.empty(max(2 * self._out.shape[0], written + per * (span + n - pos) + 64), dtype=ACCESS)
             bigger[:written] = self._out[:written]
             self._out = bigger
+
+    def _feed_small(self, chunk: np.ndarray) -> np.ndarray:
+        """The fast kernel's loop: it stops at the first access spanning lines; the rest of the chunk is then cut
+        into one access per line (``split_lines``) and run from there."""
+        n = chunk.shape[0]
+        if self._out.shape[0] < 2 * n + 64:
+            self._out = np.empty(2 * n + 64, dtype=ACCESS)
+        policy = _POLICY_CODE[self.policy]
+        pos, w = _run_small(
+            as_words(chunk), 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
+            self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, self._out.view(np.uint64),
+        )  # fmt: skip
+        if pos >= n:
+            return self._out[:w]
+        rest = split_lines(chunk[pos:], self.line_bytes)
+        if self._out.shape[0] < w + 2 * rest.shape[0] + 64:
+            bigger = np.empty(w + 2 * rest.shape[0] + 64, dtype=ACCESS)
+            bigger[:w] = self._out[:w]
+            self._out = bigger
+        _, w2 = _run_small(
+            as_words(rest), 0, rest.shape[0], self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
+            self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, self._out.view(np.uint64)[2 * w :],
+        )  # fmt: skip
+        return self._out[: w + w2]
 
     def feed(self, chunk: np.ndarray) -> np.ndarray:
         """Simulate a chunk of ACCESS records; return the records sent to the next level (a new array).

@@ -159,11 +159,113 @@ class Hierarchy:
         self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
         self._memory[1] += stores
 
-    def simulate(self, chunks: Iterable[np.ndarray]) -> dict:
-        """Feed every chunk of a trace, then return ``counters()`` (no reset first: call ``reset()`` for a cold start)."""
-        for chunk in chunks:
-            self.feed(chunk)
+    def simulate(self, chunks: Iterable[np.ndarray], pipeline: bool = False) -> dict:
+        """Feed every chunk of a trace, then return ``counters()`` (no reset first: call ``reset()`` for a cold start).
+
+        ``pipeline=True`` runs the stages on threads, connected by short queues: the calling thread produces the
+        chunks (the trace generator), one thread runs the TLBs, one L1, one each level below. The compiled
+        kernels release the GIL, so on a machine with free cores the stages overlap and the wall time is that of
+        the slowest stage. Levels are not inclusive, so the counters are exactly those of the sequential run.
+        Each chunk is copied as it is taken, so a generator may reuse its buffer.
+        """
+        if not pipeline:
+            for chunk in chunks:
+                self.feed(chunk)
+            return self.counters()
+        self._pipeline(chunks)
         return self.counters()
+
+    def _pipeline(self, chunks: Iterable[np.ndarray]) -> None:
+        """The threaded form of ``simulate``: producer -> [TLBs] and L1 -> L2 -> ... -> memory counts."""
+        import queue
+        import threading
+
+        depth = 4  # chunks in flight between two stages: enough to smooth the stages' jitter, little memory
+        done = object()
+        failures: list[BaseException] = []
+        stop = threading.Event()
+
+        def put(q, item):
+            while not stop.is_set():
+                try:
+                    q.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
+        def get(q):
+            while not stop.is_set():
+                try:
+                    return q.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+            return done
+
+        def stage(work, q_in, q_out):
+            try:
+                while True:
+                    x = get(q_in)
+                    if x is done:
+                        break
+                    y = work(x)
+                    if q_out is not None:
+                        put(q_out, y)
+            except BaseException as exc:  # re-raised in the calling thread
+                failures.append(exc)
+                stop.set()
+            finally:
+                if q_out is not None:
+                    put(q_out, done)
+
+        def tlb_work(x):
+            for t in self.tlbs:
+                x = t._feed(x)
+
+        def level_work(cache, last):
+            def work(x):
+                y = cache._feed(x)
+                if last:
+                    kind = y["is_write"]
+                    stores = int(np.count_nonzero(kind == 1))
+                    self._memory[0] += y.shape[0] - stores - int(np.count_nonzero(kind == 2))
+                    self._memory[1] += stores
+                    return None
+                return y.copy()  # the level's buffer is reused by its next chunk
+
+            return work
+
+        inputs = [queue.Queue(depth) for _ in self.levels]
+        tlb_in = queue.Queue(depth) if self.tlbs else None
+        threads = []
+        if self.tlbs:
+            threads.append(threading.Thread(target=stage, args=(tlb_work, tlb_in, None), daemon=True))
+        for i, c in enumerate(self.levels):
+            last = i == len(self.levels) - 1
+            q_out = None if last else inputs[i + 1]
+            threads.append(threading.Thread(target=stage, args=(level_work(c, last), inputs[i], q_out), daemon=True))
+        for t in threads:
+            t.start()
+        try:
+            for chunk in chunks:
+                if stop.is_set():
+                    break
+                if not isinstance(chunk, np.ndarray) or chunk.dtype != ACCESS:
+                    raise TypeError("Hierarchy.simulate() needs chunks of gemmsim.trace.ACCESS records")
+                chunk = chunk.copy()
+                if tlb_in is not None:
+                    put(tlb_in, chunk)
+                put(inputs[0], chunk)
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            if tlb_in is not None:
+                put(tlb_in, done)
+            put(inputs[0], done)
+            for t in threads:
+                t.join()
+        if failures:
+            raise failures[0]
 
     def counters(self) -> dict:
         """``{"levels": [{"name": "L1", <Cache.counters()>}, ...], "memory": {"line_reads", "line_writes"},

@@ -14,78 +14,65 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gemmsim.models.cache import CacheConfigError, as_words
+from gemmsim.models.cache import CacheConfigError, as_words, split_lines
 from gemmsim.trace import ACCESS
 
 
 @njit(cache=True, nogil=True)
 def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copies, out):
-    """Look up accesses start..n-1; write the missed lookups into out; return (next access, records written).
+    """Look up accesses start..n-1, each within one page; write the missed lookups into out; return (next access,
+    records written). Stops before the first access that crosses a page (the caller splits those).
 
-    ``inp``/``out`` are ACCESS records seen as uint64 word pairs (see ``gemmsim.models.cache.as_words``).
-    tags[(copy*sets + set)*ways + way] = page number or -1; stamps = time of last use (0 when empty, so empty
-    ways are filled first); mru[copy*sets + set] = the way hit last (checked first: pages are reused in runs);
-    cnt[copy] = [hits, misses]; st = [clock]. Stops early, before an access whose misses might not fit.
+    ``inp``/``out`` are ACCESS records as flat uint64 words (``gemmsim.models.cache.as_words``); out has room for
+    one record per access. tags[(copy*sets + set)*ways + way] = page number or -1; stamps = time of last use (0
+    when empty, so empty ways are filled first); mru[copy*sets + set] = the way hit last, checked first (pages are
+    reused in long runs); cnt[copy] = [hits, misses]; st = [clock].
     """
     pow2 = (sets & (sets - 1)) == 0
     mask = sets - 1
-    cap = out.shape[0]
     clock = st[0]
     w = 0
-    i = start
-    while i < n:
-        a = np.int64(inp[i, 0])
-        meta = inp[i, 1]
-        sz = np.int64(meta & np.uint64(0xFFFFFFFF))
-        if sz < 1:
-            sz = 1
-        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
-        c = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF))
-        cp = c if copies > 1 else 0
-        pg = a >> shift
-        last = (a + sz - 1) >> shift
-        if last != pg and w + (last - pg + n - i) > cap:
-            break
-        i += 1
-        if kind == 2:
+    for i in range(start, n):
+        a = np.int64(inp[2 * i])
+        meta = inp[2 * i + 1]
+        if (meta >> np.uint64(32)) & np.uint64(0xFF) == 2:
             continue  # an invalidate record of the caches, not a translation
-        while True:
-            clock += 1
-            s = (pg & mask) if pow2 else (pg % sets)
-            row = cp * sets + s
-            base = row * ways
-            hit = mru[row]
-            if tags[base + hit] != pg:
-                hit = -1
-                for k in range(ways):
-                    if tags[base + k] == pg:
-                        hit = k
-                        break
-            if hit >= 0:
-                stamps[base + hit] = clock
-                mru[row] = hit
-                cnt[cp, 0] += 1
-            else:
-                cnt[cp, 1] += 1
-                v = 0
-                best = stamps[base]
-                for k in range(1, ways):
-                    if stamps[base + k] < best:
-                        best = stamps[base + k]
-                        v = k
-                tags[base + v] = pg
-                stamps[base + v] = clock
-                mru[row] = v
-                lo = max(pg << shift, a)
-                hi = min((pg + 1) << shift, a + sz)
-                out[w, 0] = np.uint64(lo)
-                out[w, 1] = np.uint64(hi - lo) | (meta & np.uint64(0xFFFF00000000))
-                w += 1
-            if pg >= last:
-                break
-            pg += 1
+        pg = a >> shift
+        if ((a + np.int64(meta & np.uint64(0xFFFFFFFF)) - 1) >> shift) != pg:
+            st[0] = clock
+            return i, w
+        cp = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF)) if copies > 1 else 0
+        clock += 1
+        s = (pg & mask) if pow2 else (pg % sets)
+        row = cp * sets + s
+        base = row * ways
+        hit = mru[row]
+        if tags[base + hit] != pg:
+            hit = -1
+            for k in range(ways):
+                if tags[base + k] == pg:
+                    hit = k
+                    break
+        if hit >= 0:
+            stamps[base + hit] = clock
+            mru[row] = hit
+            cnt[cp, 0] += 1
+            continue
+        cnt[cp, 1] += 1
+        v = 0
+        best = stamps[base]
+        for k in range(1, ways):
+            if stamps[base + k] < best:
+                best = stamps[base + k]
+                v = k
+        tags[base + v] = pg
+        stamps[base + v] = clock
+        mru[row] = v
+        out[2 * w] = inp[2 * i]
+        out[2 * w + 1] = meta | np.uint64(1) if (meta & np.uint64(0xFFFFFFFF)) == 0 else meta
+        w += 1
     st[0] = clock
-    return i, w
+    return n, w
 
 
 class TLB:
@@ -163,25 +150,20 @@ class TLB:
         n = chunk.shape[0]
         if self.copies > 1 and n and int(chunk["core"].max()) >= self.copies:
             raise CacheConfigError(f"TLB {self.name!r}: an access comes from a core beyond its {self.copies} copies")
-        words = as_words(chunk)
         if self._out.shape[0] < n + 64:
             self._out = np.empty(n + 64, dtype=ACCESS)
-        pos, written = 0, 0
-        while True:
-            out = self._out.view(np.uint64).reshape(-1, 2)[written:]
-            pos, w = _tlb_run(
-                words, pos, n, self._tags, self._stamps, self._mru, self._cnt, self._st,
-                self.sets, self.ways, self._shift, self.copies, out,
-            )  # fmt: skip
-            written += w
-            if pos >= n:
-                return self._out[:written]
-            # Page-crossing accesses did not fit: grow the buffer and go on where the kernel stopped.
-            a, sz = int(chunk["addr"][pos]), max(int(chunk["size"][pos]), 1)
-            span = ((a + sz - 1) >> self._shift) - (a >> self._shift) + 1
-            bigger = np.empty(max(2 * self._out.shape[0], written + span + n - pos + 64), dtype=ACCESS)
-            bigger[:written] = self._out[:written]
+        args = (self._tags, self._stamps, self._mru, self._cnt, self._st, self.sets, self.ways, self._shift, self.copies)
+        pos, w = _tlb_run(as_words(chunk), 0, n, *args, self._out.view(np.uint64))
+        if pos >= n:
+            return self._out[:w]
+        # An access crosses a page: cut the rest of the chunk into one access per page and go on.
+        rest = split_lines(chunk[pos:], self.page_bytes)
+        if self._out.shape[0] < w + rest.shape[0] + 64:
+            bigger = np.empty(w + rest.shape[0] + 64, dtype=ACCESS)
+            bigger[:w] = self._out[:w]
             self._out = bigger
+        _, w2 = _tlb_run(as_words(rest), 0, rest.shape[0], *args, self._out.view(np.uint64)[2 * w :])
+        return self._out[: w + w2]
 
     def feed(self, chunk: np.ndarray) -> np.ndarray:
         """Translate a chunk; return the lookups that missed (a new array), for the next TLB level."""

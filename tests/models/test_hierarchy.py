@@ -186,3 +186,33 @@ def test_bad_hierarchies():
     h = Hierarchy([c], cores=2, private=[True])
     with pytest.raises(CacheConfigError, match="core 5"):
         h.feed(make_chunk([0], 4, 0, 5))
+
+
+def test_pipeline_gives_the_sequential_counters():
+    rng = np.random.default_rng(5)
+
+    def chunks():
+        buf = np.empty(3000, dtype=make_chunk([0], 4, 0).dtype)
+        for _ in range(12):
+            # the same buffer refilled every time: simulate(pipeline=True) must copy what it takes
+            buf["addr"] = rng.integers(0, 1 << 16, 3000) * 4
+            buf["size"] = 4
+            buf["is_write"] = rng.random(3000) < 0.3
+            buf["core"] = rng.integers(0, 2, 3000)
+            yield buf
+
+    def build():
+        return Hierarchy([Cache("L1", 8, 4, 64), Cache("L2", 32, 4, 64), Cache("L3", 64, 20, 64)], [TLB("DTLB", 4, 4, 4096, 8)], cores=2)
+
+    state = rng.bit_generator.state
+    seq = build().simulate(chunks())
+    rng.bit_generator.state = state
+    assert build().simulate(chunks(), pipeline=True) == seq
+
+
+def test_pipeline_reports_errors():
+    h = Hierarchy.from_specs(["4:2:64"], cores=2)
+    with pytest.raises(CacheConfigError, match="core 7"):
+        h.simulate([make_chunk([0], 4, 0), make_chunk([0], 4, 0, 7), make_chunk([0], 4, 0)], pipeline=True)
+    with pytest.raises(TypeError):
+        h.simulate([np.zeros(3)], pipeline=True)
