@@ -79,6 +79,16 @@ def test_false_sharing_only_where_borders_cut_lines(haswell):
     assert cut["levels"][0]["invalidations"] >= 2 * 48
 
 
+def test_round_robin_micro_panels_false_share(haswell):
+    # split jr (BLIS loop 2): cores 0 and 1 own alternate B micro-panels, so the tile borders between them are
+    # written by both at about the same time. NR = 12 fp32: every other border cuts a line (48 B tiles), 96 rows.
+    _, cut, ex, _ = run(haswell, 96, 96, 96, threads=2, split="jr", NR=12)
+    _, whole, ex16, _ = run(haswell, 96, 96, 96, threads=2, split="jr", NR=16)
+    assert ex["c_lines_shared_by_threads"] == 96 * 6  # 7 borders at columns 12, 24, ..., 84: 6 are not line borders
+    assert cut["levels"][0]["invalidations"] >= ex["c_lines_shared_by_threads"]
+    assert ex16["c_lines_shared_by_threads"] == 0 and whole["levels"][0]["invalidations"] == 0
+
+
 def test_simulate_cpu_with_threads(haswell):
     from gemmsim.sim_cpu import simulate_cpu
 

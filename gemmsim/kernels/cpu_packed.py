@@ -29,12 +29,16 @@ What each kernel's trace holds (every access is a record of ``gemmsim.trace.ACCE
   full width (ghost loads and FLOPs), C accessed only where it exists (partial vectors); ``masked`` and
   ``special`` touch only real elements (partial vectors; they differ in compute time, not in traffic);
   ``scalar`` runs partial tiles with element accesses;
-- threads (``threads`` > 1): C is split into contiguous ranges of rows (``split="m"``: BLIS's loop 3, the B
-  panel shared and packed cooperatively, a micro-panel per thread in turn) or of columns (``split="n"``: each
-  thread its own B panel); range borders fall on multiples of MR (or NR). Each thread's accesses carry its core
-  number, and the streams are interleaved round-robin, INTERLEAVE accesses at a time (cores running in
-  lockstep). A border that is not line aligned puts one line of C in two cores' hands: false sharing, which the
-  hierarchy counts as invalidations.
+- threads (``threads`` > 1) split C three ways. ``split="m"`` (BLIS's loop 3): contiguous runs of MR-row
+  micro-panels, one B panel shared and packed cooperatively (micro-panel t, t+T, ... by thread t), an A block
+  per thread. ``split="n"``: contiguous runs of NR-column micro-panels, each thread its own A and B buffers.
+  ``split="jr"`` (BLIS's loop 2): every thread walks every block, A block and B panel both shared and packed
+  cooperatively, thread t computing the B micro-panels t, t+T, ... round-robin, so neighbouring threads write
+  neighbouring tiles of C at the same time. Each thread's accesses carry its core number, and the streams are
+  interleaved round-robin, INTERLEAVE accesses at a time (cores running in lockstep). A tile border that is not
+  line aligned puts one line of C in two cores' hands: false sharing, which the hierarchy counts as
+  invalidations when both cores hold the line at once (with ``jr``, always; with contiguous ranges only where
+  the two writers reach the line close together).
 
 Column-major C is handled as BLIS does, by computing the transposed problem ``C^T += B^T A^T``.
 Traces are streamed by one numba fill function resuming a saved loop state, so memory stays bounded.
@@ -84,8 +88,10 @@ class GemmParams(Strict):
 
     edge: EdgeStrategy = Field("pad", description="Edge strategy: scalar tail, masked vectors, zero-padded packing (BLIS), specialised kernels.")
     threads: int = Field(1, ge=1, le=256, description="Threads (cores) splitting C; each thread's accesses carry its core number.")
-    split: Literal["m", "n"] = Field(
-        "m", description="How threads split C: 'm' contiguous row ranges sharing one packed B panel, 'n' column ranges."
+    split: Literal["m", "n", "jr"] = Field(
+        "m",
+        description="How threads split C: 'm' contiguous row ranges sharing one packed B panel (BLIS loop 3), 'n' "
+        "contiguous column ranges with private buffers, 'jr' B micro-panels round-robin with shared A and B (BLIS loop 2).",
     )
 
 
@@ -179,10 +185,10 @@ class _GenericTraits:
 _A_BASE, _A_RS, _A_CS, _B_BASE, _B_RS, _B_CS, _C_BASE, _C_RS, _C_CS, _S = range(10)
 _M, _N, _K, _MR, _NR, _KC, _MC, _NC, _VL, _EDGE, _BYLANE, _SPILL, _MAXU, _GRAIN = range(10, 24)
 # per-thread table tcfg[t] (int64):
-_M0, _M1, _N0, _N1, _POFF, _PSTR, _AP, _BP, _STACK, _CORE = range(10)
+_M0, _M1, _N0, _N1, _POFF, _PSTR, _AP, _BP, _STACK, _CORE, _AOFF, _ASTR, _JOFF, _JSTR = range(14)
 # per-thread state st[t] (int64): jc, pc, ic, phase (0 pack B, 1 pack A, 2 microkernel, 3 done), a, b, p
 _JC, _PC, _IC, _PH, _IA, _IB, _IP = range(7)
-_NCFG, _NT, _NST = 24, 10, 7
+_NCFG, _NT, _NST = 24, 14, 7
 
 
 @njit(cache=True, inline="always")
@@ -222,6 +228,7 @@ def _fill_one(addr, size, isw, core, n, quota, cap, cfg, tc, st):
     pad = edge == 2
     m0, m1, n1 = tc[_M0], tc[_M1], tc[_N1]
     poff, pstr, ap, bp, stack, cr = tc[_POFF], tc[_PSTR], tc[_AP], tc[_BP], tc[_STACK], tc[_CORE]
+    aoff, astr, joff, jstr = tc[_AOFF], tc[_ASTR], tc[_JOFF], tc[_JSTR]
     jc, pc, ic, ph, a, b, p = st[_JC], st[_PC], st[_IC], st[_PH], st[_IA], st[_IB], st[_IP]
     full_stop = False
     while ph != 3:
@@ -232,7 +239,8 @@ def _fill_one(addr, size, isw, core, n, quota, cap, cfg, tc, st):
         npb = (nc + NR - 1) // NR
         kc = min(KC, K - pc)
         if ph == 0:
-            # Pack this thread's share of the B panel: micro-panel a, row p (NR-wide, zero-padded with pad).
+            # Pack this thread's share of the B panel (micro-panels poff, poff + pstr, ...): micro-panel a, row p
+            # (NR wide, zero-padded with pad).
             while a < npb:
                 w = min(NR, nc - a * NR)
                 while p < kc:
@@ -250,7 +258,7 @@ def _fill_one(addr, size, isw, core, n, quota, cap, cfg, tc, st):
                 a += pstr
             if full_stop:
                 break
-            a = 0
+            a = aoff
             p = 0
             ph = 1
             ic = m0
@@ -267,7 +275,8 @@ def _fill_one(addr, size, isw, core, n, quota, cap, cfg, tc, st):
         mc = min(MC, m1 - ic)
         npa = (mc + MR - 1) // MR
         if ph == 1:
-            # Pack the A block: micro-panel a, packed row p = column pc+p of A (MR tall, zero-padded with pad).
+            # Pack this thread's share of the A block (micro-panels aoff, aoff + astr, ...): micro-panel a, packed
+            # row p = column pc+p of A (MR tall, zero-padded with pad).
             while a < npa:
                 h = min(MR, mc - a * MR)
                 while p < kc:
@@ -282,15 +291,15 @@ def _fill_one(addr, size, isw, core, n, quota, cap, cfg, tc, st):
                 if full_stop:
                     break
                 p = 0
-                a += 1
+                a += astr
             if full_stop:
                 break
-            a = 0
+            a = joff
             b = 0
             p = 0
             ph = 2
-        # Microkernel calls: B micro-panel a (loop 2), A micro-panel b (loop 1); step p: 0 load C tile,
-        # 1..kc the k steps, kc+1 store C tile.
+        # Microkernel calls: B micro-panels a = joff, joff + jstr, ... (loop 2), A micro-panel b (loop 1);
+        # step p: 0 load C tile, 1..kc the k steps, kc+1 store C tile.
         while a < npb:
             w = min(NR, nc - a * NR)
             j0 = jc + a * NR
@@ -356,10 +365,10 @@ def _fill_one(addr, size, isw, core, n, quota, cap, cfg, tc, st):
             if full_stop:
                 break
             b = 0
-            a += 1
+            a += jstr
         if full_stop:
             break
-        a = 0
+        a = aoff
         ph = 1
         ic += MC
     st[_JC], st[_PC], st[_IC], st[_PH], st[_IA], st[_IB], st[_IP] = jc, pc, ic, ph, a, b, p
@@ -395,8 +404,11 @@ def _align(x: int, a: int = BUFFER_ALIGN) -> int:
 
 def _thread_ranges(r: Resolved) -> list[tuple[int, int, int, int]]:
     """(m0, m1, n0, n1) of each thread: the MR-row micro-panels (split m) or NR-column ones (split n) dealt out
-    as evenly as possible in contiguous runs (thread t gets panels [t P / T, (t+1) P / T))."""
+    as evenly as possible in contiguous runs (thread t gets panels [t P / T, (t+1) P / T)); with split jr every
+    thread spans all of C (the round-robin is over micro-panels inside each block)."""
     T = r.threads
+    if r.split == "jr":
+        return [(0, r.M, 0, r.N)] * T
     if r.split == "m":
         P = -(-r.M // r.MR)
         return [(min(r.M, t * P // T * r.MR), min(r.M, (t + 1) * P // T * r.MR), 0, r.N) for t in range(T)]
@@ -416,8 +428,8 @@ def _problem(layout: Layout) -> tuple[int, ...]:
 def buffers(layout: Layout, r: Resolved) -> dict:
     """Addresses of the packed buffers: ``{"B": [base per B buffer], "A": [per thread], "stack": [per thread]}``.
 
-    After C, each page aligned: the shared B buffer (split m) or one per thread (split n), then per thread its A
-    buffer and its spill area.
+    After C, each page aligned: the shared B buffer (split m, jr) or one per thread (split n), the shared A buffer
+    (split jr), then per thread its A buffer (split m, n) and its spill area.
     """
     M, N = r.M, r.N
     s = layout.elem
@@ -426,15 +438,19 @@ def buffers(layout: Layout, r: Resolved) -> dict:
     stack_bytes = max(1, r.shape.spilled) * r.lanes * s
     at = _align(layout.end)
     out: dict = {"B": [], "A": [], "stack": []}
-    if r.split == "m":
+    if r.split in ("m", "jr"):
         out["B"].append(at)
         at = _align(at + b_bytes)
+    if r.split == "jr":
+        out["A"].append(at)
+        at = _align(at + a_bytes)
     for _ in range(r.threads):
         if r.split == "n":
             out["B"].append(at)
             at = _align(at + b_bytes)
-        out["A"].append(at)
-        at = _align(at + a_bytes)
+        if r.split != "jr":
+            out["A"].append(at)
+            at = _align(at + a_bytes)
         out["stack"].append(at)
         at = _align(at + stack_bytes)
     out["end"] = at
@@ -454,10 +470,17 @@ def _tables(layout: Layout, r: Resolved) -> tuple[np.ndarray, np.ndarray, np.nda
     buf = buffers(layout, r)
     tcfg = np.zeros((r.threads, _NT), dtype=np.int64)
     st = np.zeros((r.threads, _NST), dtype=np.int64)
+    T = r.threads
+    shared_b = r.split in ("m", "jr")
+    rr = r.split == "jr"
     for t, (m0, m1, n0, n1) in enumerate(_thread_ranges(r)):
-        shared_b = r.split == "m"
-        tcfg[t] = (m0, m1, n0, n1, t if shared_b else 0, r.threads if shared_b else 1,
-                   buf["A"][t], buf["B"][0 if shared_b else t], buf["stack"][t], t)
+        tcfg[t] = (
+            m0, m1, n0, n1,
+            t if shared_b else 0, T if shared_b else 1,  # B micro-panels this thread packs
+            buf["A"][0 if rr else t], buf["B"][0 if shared_b else t], buf["stack"][t], t,
+            t if rr else 0, T if rr else 1,  # A micro-panels it packs
+            t if rr else 0, T if rr else 1,  # B micro-panels it computes with (loop 2)
+        )
         st[t, _JC] = n0
         st[t, _IC] = m0
         st[t, _IA] = tcfg[t, _POFF]
@@ -498,12 +521,17 @@ def _trace_for(simd: bool):
 
 
 def false_sharing_lines(layout: Layout, r: Resolved, line: int) -> int:
-    """Lines of C that two threads write: each range border that does not fall on a line boundary shares the line
-    it cuts (one per border for split m; one per row of C for split n)."""
+    """Lines of C that two threads write: each border between two threads' parts that does not fall on a line
+    boundary shares the line it cuts (one per border for split m; one per row of C and border for split n; for
+    split jr every border between micro-panels, each owned by another thread)."""
     M, cb, crs, ccs = r.M, *_problem(layout)[9:]
+    if r.split == "jr":
+        starts = [jc + q * r.NR for jc in range(0, r.N, r.NC) for q in range(-(-min(r.NC, r.N - jc) // r.NR))]
+        borders = [j for j in starts if j > 0] if r.threads > 1 else []
+        return sum((cb + i * crs + j * ccs) % line != 0 for i in range(M) for j in borders)
     ranges = [x for x in _thread_ranges(r) if x[0] < x[1] and x[2] < x[3]]
     count = 0
-    for (m0, _, n0, _), _prev in zip(ranges[1:], ranges[:-1]):
+    for m0, _, n0, _ in ranges[1:]:
         if r.split == "m":
             count += (cb + m0 * crs) % line != 0
         else:

@@ -54,30 +54,43 @@ def reference(lay: Layout, kernel: str, machine, **params) -> np.ndarray:
                 out.append((base + e * stride, s, w, core))
 
     T = r.threads
-    assert T == 1 or r.split == "m"
-    P = -(-M // r.MR)
     streams = []
     for t in range(T):
         out = []
-        m0, m1 = min(M, t * P // T * r.MR), min(M, (t + 1) * P // T * r.MR)
-        ap, bp, stack = buf["A"][t], buf["B"][0], buf["stack"][t]
-        for jc in range(0, N, r.NC):
-            nc = min(r.NC, N - jc)
+        # Thread t's part, from the split's definition (module docstring): its rows and columns of C, which B and
+        # A micro-panels it packs (first, step), which B micro-panels it computes with, and its buffers.
+        if r.split == "m":
+            P = -(-M // r.MR)
+            m0, m1, n0, n1 = min(M, t * P // T * r.MR), min(M, (t + 1) * P // T * r.MR), 0, N
+            bshare, ashare, jshare = (t, T), (0, 1), (0, 1)
+            ap, bp = buf["A"][t], buf["B"][0]
+        elif r.split == "n":
+            P = -(-N // r.NR)
+            m0, m1, n0, n1 = 0, M, min(N, t * P // T * r.NR), min(N, (t + 1) * P // T * r.NR)
+            bshare, ashare, jshare = (0, 1), (0, 1), (0, 1)
+            ap, bp = buf["A"][t], buf["B"][t]
+        else:
+            m0, m1, n0, n1 = 0, M, 0, N
+            bshare, ashare, jshare = (t, T), (t, T), (t, T)
+            ap, bp = buf["A"][0], buf["B"][0]
+        stack = buf["stack"][t]
+        for jc in range(n0, n1, r.NC):
+            nc = min(r.NC, n1 - jc)
             for pc in range(0, K, r.KC):
                 kc = min(r.KC, K - pc)
-                for q in range(t, -(-nc // r.NR), T):
+                for q in range(bshare[0], -(-nc // r.NR), bshare[1]):
                     w = min(r.NR, nc - q * r.NR)
                     for pp in range(kc):
                         run(lay.b(pc + pp, jc + q * r.NR), w, lay.b_cs, vl, 0, t)
                         run(bp + (q * kc + pp) * r.NR * s, r.NR if pad else w, s, vl, 1, t)
                 for ic in range(m0, m1, r.MC):
                     mc = min(r.MC, m1 - ic)
-                    for q in range(-(-mc // r.MR)):
+                    for q in range(ashare[0], -(-mc // r.MR), ashare[1]):
                         h = min(r.MR, mc - q * r.MR)
                         for pp in range(kc):
                             run(lay.a(ic + q * r.MR, pc + pp), h, lay.a_rs, vl, 0, t)
                             run(ap + (q * kc + pp) * r.MR * s, r.MR if pad else h, s, vl, 1, t)
-                    for jr in range(-(-nc // r.NR)):
+                    for jr in range(jshare[0], -(-nc // r.NR), jshare[1]):
                         w = min(r.NR, nc - jr * r.NR)
                         for ir in range(-(-mc // r.MR)):
                             h = min(r.MR, mc - ir * r.MR)
@@ -158,6 +171,8 @@ def test_packed_buffers_live_beyond_c(haswell):
         ("packed_micro", (13, 21, 9), dict(MR=6, NR=16, KC=4, MC=12, NC=32, edge="special")),
         ("packed_micro", (16, 40, 7), dict(MR=8, NR=24, KC=5, MC=16, NC=24)),  # spills
         ("packed_micro", (20, 20, 20), dict(threads=3, MC=8, KC=8, NC=16)),
+        ("packed_micro", (20, 40, 20), dict(threads=3, split="n", MC=8, KC=8, NC=16)),
+        ("packed_micro", (20, 50, 20), dict(threads=3, split="jr", MC=8, KC=8, NC=40, edge="masked")),
         ("gemm", (30, 30, 30), {}),
     ],
 )
