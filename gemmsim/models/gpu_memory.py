@@ -1,0 +1,692 @@
+"""The GPU memory system: blocks on SMs, per-SM L1s, one shared sectored L2, DRAM.
+
+What it models, step by step:
+
+1. **Placement.** ``blocks_per_sm`` (from occupancy) slots on each of the machine's SMs. Blocks are taken
+   in launch (raster) order; block b of the first wave goes to slot b, slots numbered SM-first (slot s is
+   on SM ``s % sms``), which spreads the first blocks over all SMs as the hardware's block scheduler does.
+   When a block finishes, the next block in launch order takes its slot (the waves).
+2. **Interleaving.** Round-robin by warp instruction across resident blocks: in each round every resident
+   block issues its next warp instruction, in slot order. A block's own instructions come in the order of
+   its trace (k-step, instruction, warp; see ``gemmsim.kernels.gpu``). Only global instructions are fed
+   here; shared-memory instructions never leave the SM.
+3. **Coalescing.** Each warp instruction becomes the sorted set of distinct 32-byte sectors its active
+   lanes touch (CUDA Best Practices Guide 10.2.1), then one cache access per 128-byte line with a mask of
+   the sectors wanted -- never one access per lane.
+4. **L1** (one per SM, sectored, LRU, ``machine.l1.sets`` sets and as many 128-byte ways as the L1 left by
+   the shared-memory carve-out holds): global loads look up L1 and only missing sectors go to L2.
+   ``cp.async.cg`` (``bypass_l1``) and stores go straight to L2 (L1 is write-through and does not allocate
+   on stores).
+5. **L2** (shared, sectored 128 B lines of 32 B sectors, LRU, write-back, write-validate: a store marks its
+   sectors valid and dirty without reading DRAM, as Accel-Sim's reverse engineering found, Khairy et al.
+   2020 section IV). A read of an invalid sector reads 32 B from DRAM; evicting a line writes its dirty
+   sectors back. Sets are indexed by a multiplicative hash of the line number (real L2s hash the address
+   so strided streams do not pile into a few sets). Dirty sectors left at the end are written back too and
+   counted in ``dram_bytes_written`` (``l2_dirty_at_end_bytes`` says how many).
+
+Speed: a block's requests are built once (trace, then coalescing) for an interior block and *shifted* for
+every other interior block: a block of tile (m, n) touches exactly the sectors of tile (0, 0) moved by
+m*BM rows of A and C and n*BN columns of B and C. That holds whenever those shifts are whole sectors; edge
+blocks (partial tiles) get their own traces; otherwise every block gets its own. The whole schedule then
+runs in one numba loop (``_run``). ``max_blocks`` simulates only the first blocks in launch order and
+scales the counters up; the result then says ``sampled: True``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from gemmsim.errors import KernelError
+from gemmsim.kernels.gpu import OP_A, OP_B, OP_C, SPACE_GLOBAL, GPUKernelSpec, WarpTrace
+from gemmsim.trace import Layout
+
+#: Largest number of per-block templates kept when blocks cannot be shifted copies of one another.
+MAX_EXPLICIT_REQUESTS = 60_000_000
+
+#: Start of slot s's first block, as a fraction ``stagger * s / slots`` of a block's instruction count. Real
+#: blocks do not run in lockstep: dispatch is staggered and blocks drift, so after the first waves the blocks
+#: on the GPU are spread over their k-loop. 0 = lockstep waves; 1 = starts spread over one block's lifetime.
+DEFAULT_STAGGER = 1.0
+
+#: Cache accesses (one per line per instruction) a simulation may make before it samples: above this,
+#: only the first whole waves of blocks that fit are simulated and the counters scaled (``sampled`` says so).
+#: A tiled SGEMM at N=4096 on an H100 makes 135 M and is simulated whole (~20-40 s on one core).
+DEFAULT_BUDGET = 160_000_000
+
+# counter slots of the numba loop
+_C_L1_HIT, _C_L1_MISS, _C_L2_RD_HIT, _C_L2_RD_MISS, _C_L2_WR, _C_DRAM_WR_EVICT = range(6)
+_C_L2_MISS_A = 6  # + operand: read-miss sectors by operand (A, B, C)
+_C_ROUNDS = 9
+_C_L1_REQ, _C_L2_REQ = 10, 11
+_C_L2_LOOKUP, _C_L2_FAR_HIT, _C_L2_SECTORS_RD = 12, 13, 14
+_N_COUNTERS = 15
+
+_HASH = np.int64(0x5851F42D4C957F2D)
+
+
+_POP = np.array([bin(i).count("1") for i in range(256)], np.int64)
+
+
+@njit(cache=True)
+def _popcount8(x):
+    return _POP[x & 0xFF]
+
+
+@njit(cache=True)
+def _set_of(line, sets):
+    h = (line * np.int64(0x5851F42D4C957F2D)) >> 24
+    return (h & np.int64(0xFFFFFFFFFF)) % sets
+
+
+@njit(cache=True)
+def _coalesce(addr, width, mask, sector_shift, ptr, out):
+    """Sorted distinct sectors (addr >> sector_shift) of the active lanes of each instruction, CSR form.
+
+    ``ptr`` has n+1 entries; ``out`` must hold every sector (n * 32 * sectors-per-lane at most).
+    Returns the number of sectors written.
+    """
+    n = addr.shape[0]
+    buf = np.empty(32 * 64, np.int64)
+    pos = 0
+    for i in range(n):
+        ptr[i] = pos
+        m = 0
+        w = np.int64(width[i])
+        mk = np.int64(mask[i])
+        for lane in range(32):
+            if (mk >> lane) & 1:
+                a = np.int64(addr[i, lane])
+                s0 = a >> sector_shift
+                s1 = (a + w - 1) >> sector_shift
+                for s in range(s0, s1 + 1):
+                    buf[m] = s
+                    m += 1
+        if m == 0:
+            continue
+        srt = np.sort(buf[:m])
+        out[pos] = srt[0]
+        pos += 1
+        for j in range(1, m):
+            if srt[j] != srt[j - 1]:
+                out[pos] = srt[j]
+                pos += 1
+    ptr[n] = pos
+    return pos
+
+
+# A cache set is a row of int64 entries kept in recency order (most recent first, so LRU is the last):
+# entry = line << 16 | dirty_mask << 8 | valid_mask, -1 for an empty way. One row of 16 ways is 128 bytes,
+# which keeps the simulator's own working set small (the L2 of an H100 is 25,600 such rows).
+
+
+@njit(cache=True)
+def _find(row, line):
+    """Way holding ``line`` or -1; a branch-free scan (it vectorises; empty ways hold -1 and never match)."""
+    idx = 0
+    for w in range(row.shape[0]):
+        idx = max(idx, (w + 1) * ((row[w] >> 16) == line))
+    return idx - 1
+
+
+@njit(cache=True)
+def _touch(row, w, entry):
+    """Move way w to the front of its set with a new entry value."""
+    for k in range(w, 0, -1):
+        row[k] = row[k - 1]
+    row[0] = entry
+
+
+@njit(cache=True)
+def _part_access(l2p, line, smask, is_write, cnt):
+    """One L2 partition (sets x ways): returns the sectors of ``smask`` that were valid; allocates the line if
+    absent (writing back the dirty sectors of the LRU victim), marks ``smask`` valid (and dirty for a store)."""
+    sets = l2p.shape[0]
+    ways = l2p.shape[1]
+    row = l2p[_set_of(line, sets)]
+    w = _find(row, line)
+    if w >= 0:
+        e = row[w]
+        valid = e & 0xFF
+        dirty = (e >> 8) & 0xFF
+        if is_write:
+            dirty |= smask
+        _touch(row, w, (line << 16) | (dirty << 8) | (valid | smask))
+        return smask & valid
+    last = row[ways - 1]
+    if last >= 0:
+        cnt[_C_DRAM_WR_EVICT] += _popcount8((last >> 8) & 0xFF)
+    _touch(row, ways - 1, (line << 16) | ((smask if is_write else 0) << 8) | smask)
+    return 0
+
+
+@njit(cache=True)
+def _home_of(line, parts):
+    return ((line * np.int64(0x61C8864680B583EB)) >> 33) % parts
+
+
+@njit(cache=True)
+def _l2_access(line, smask, is_write, op, sm, n_sm, l2, cnt):
+    """An L2 request of SM ``sm``. The L2 has ``parts`` partitions (l2[p]); SMs are split in contiguous groups,
+    SM sm sitting next to partition sm * parts // n_sm (SM ids are numbered GPC by GPC), and each line has a
+    home partition (a hash of its address). A read looks in the near partition first; sectors it misses
+    are looked up in the home partition (a far hit costs no DRAM traffic) and only home misses read DRAM; the
+    near partition keeps a clean copy. Stores go to the home partition, write-validate (no DRAM read)."""
+    parts = l2.shape[0]
+    home = _home_of(line, parts) if parts > 1 else 0
+    if is_write:
+        cnt[_C_L2_WR] += _popcount8(smask)
+        _part_access(l2[home], line, smask, True, cnt)
+        return
+    near = sm * parts // n_sm
+    n_req = _popcount8(smask)
+    found = _part_access(l2[near], line, smask, False, cnt)
+    cnt[_C_L2_LOOKUP] += n_req
+    cnt[_C_L2_RD_HIT] += _popcount8(found)
+    rest = smask & ~found & 0xFF
+    if rest and near != home:
+        cnt[_C_L2_LOOKUP] += _popcount8(rest)
+        far = _part_access(l2[home], line, rest, False, cnt)
+        nf = _popcount8(far)
+        cnt[_C_L2_RD_HIT] += nf
+        cnt[_C_L2_FAR_HIT] += nf
+        rest &= ~far & 0xFF
+    nm = _popcount8(rest)
+    cnt[_C_L2_RD_MISS] += nm
+    cnt[_C_L2_MISS_A + op] += nm
+    cnt[_C_L2_SECTORS_RD] += n_req
+
+
+# The L1 of one SM is simulated on its own (see ``_run``), so its state stays in the host's caches and an
+# exact LRU with O(1) operations pays off even at ~450 ways per set (a Hopper SM with 32 KiB of shared
+# memory has 224 KiB of L1 = 1792 lines in 4 sets): per set, a doubly linked recency list over its ways
+# and an open-addressing hash table from line to way (linear probing, backward-shift deletion).
+#   key[set, way] line (-1 empty), val[set, way] valid-sector mask, prv/nxt[set, way] recency list,
+#   meta[set] = (head = most recent, tail = least recent, ways in use), ht[set, H] way of a line or -1.
+
+
+@njit(cache=True)
+def _home(line, hmask):
+    return ((line * np.int64(0x2545F4914F6CDD1D)) >> 17) & hmask
+
+
+@njit(cache=True)
+def _lru_front(c, s, prv, nxt, meta):
+    """Move way s of set c to the head of its recency list (s may be new, i.e. not linked yet)."""
+    head = meta[c, 0]
+    if head == s:
+        return
+    p = prv[c, s]
+    n = nxt[c, s]
+    if p >= 0:
+        nxt[c, p] = n
+    if n >= 0:
+        prv[c, n] = p
+    if meta[c, 1] == s:
+        meta[c, 1] = p
+    prv[c, s] = -1
+    nxt[c, s] = head
+    if head >= 0:
+        prv[c, head] = s
+    meta[c, 0] = s
+    if meta[c, 1] < 0:
+        meta[c, 1] = s
+
+
+@njit(cache=True)
+def _ht_remove(c, line, slot, key, ht, hmask):
+    p = _home(line, hmask)
+    while ht[c, p] != slot:
+        p = (p + 1) & hmask
+    i = p
+    j = p
+    while True:
+        j = (j + 1) & hmask
+        s = ht[c, j]
+        if s < 0:
+            break
+        k = _home(key[c, s], hmask)
+        if i <= j:
+            stay = i < k <= j
+        else:
+            stay = k > i or k <= j
+        if not stay:
+            ht[c, i] = s
+            i = j
+    ht[c, i] = -1
+
+
+@njit(cache=True)
+def _l1_access(line, smask, key, val, prv, nxt, meta, ht, cnt):
+    """Look a load up in one SM's L1 (state arrays of that SM); returns the sectors that must come from L2."""
+    sets, ways = key.shape
+    if ways == 0:
+        cnt[_C_L1_MISS] += _popcount8(smask)
+        return smask
+    c = _set_of(line, sets)
+    hmask = ht.shape[1] - 1
+    p = _home(line, hmask)
+    while True:
+        s = ht[c, p]
+        if s < 0 or key[c, s] == line:
+            break
+        p = (p + 1) & hmask
+    if s >= 0:
+        valid = val[c, s]
+        miss = smask & ~valid & 0xFF
+        cnt[_C_L1_HIT] += _popcount8(smask & valid)
+        cnt[_C_L1_MISS] += _popcount8(miss)
+        val[c, s] = valid | smask
+        _lru_front(c, s, prv, nxt, meta)
+        return miss
+    cnt[_C_L1_MISS] += _popcount8(smask)
+    if meta[c, 2] < ways:
+        s = meta[c, 2]
+        meta[c, 2] += 1
+    else:
+        s = meta[c, 1]  # least recently used; L1 lines are never dirty (write-through)
+        _ht_remove(c, key[c, s], s, key, ht, hmask)
+        p = _home(line, hmask)
+        while ht[c, p] >= 0:
+            p = (p + 1) & hmask
+    ht[c, p] = s
+    key[c, s] = line
+    val[c, s] = smask
+    _lru_front(c, s, prv, nxt, meta)
+    return smask
+
+
+@njit(cache=True)
+def _schedule(blk_tpl, tpl_ninst, n_slots, first_round):
+    """Which slot runs each block and from which round: blocks in launch order take the first free slot.
+
+    A slot that finishes its block in round r takes the next block, which issues from round r + 1; slots
+    freed in the same round are served in slot order (the order ``_l2_pass`` visits them). The schedule does
+    not depend on cache state (round-robin issue), so the L1 pass and the L2 pass can both follow it.
+    """
+    nb = blk_tpl.shape[0]
+    slot_of = np.empty(nb, np.int64)
+    start = np.empty(nb, np.int64)
+    free_at = first_round.copy()  # first round a slot can issue a new block's instruction
+    for b in range(nb):
+        best = 0
+        for s in range(1, n_slots):
+            if free_at[s] < free_at[best]:
+                best = s
+        slot_of[b] = best
+        start[b] = free_at[best]
+        free_at[best] += tpl_ninst[blk_tpl[b]]
+    return slot_of, start
+
+
+@njit(cache=True)
+def _l1_pass(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
+             inst_flags, inst_op, req_sec, l1_sets, l1_ways, sector_shift_line, out, pos, cnt):
+    """Run SM ``sm``'s loads through its L1 in issue order; write each line access's L2-bound sector mask to
+    ``out[pos:]`` and return the new position. Only this SM's L1 state is touched (it stays in the host's cache)."""
+    spl_mask = (np.int64(1) << sector_shift_line) - 1
+    key = np.full((l1_sets, l1_ways), -1, np.int64)
+    val = np.zeros((l1_sets, l1_ways), np.int64)
+    prv = np.full((l1_sets, l1_ways), -1, np.int64)
+    nxt = np.full((l1_sets, l1_ways), -1, np.int64)
+    meta = np.zeros((l1_sets, 3), np.int64)
+    meta[:, 0] = -1
+    meta[:, 1] = -1
+    hsize = 2
+    while hsize < 2 * l1_ways:
+        hsize *= 2
+    ht = np.full((l1_sets, hsize), -1, np.int64)
+    cur = np.zeros(bps, np.int64)  # index into the slot's block list
+    last = 0
+    for j in range(bps):
+        s = j * n_sm + sm
+        k1 = slot_blocks_ptr[s + 1]
+        if k1 > slot_blocks_ptr[s]:
+            b = slot_blocks[k1 - 1]
+            last = max(last, start[b] + tpl_ninst[blk_tpl[b]])
+    for r in range(last):
+        for j in range(bps):
+            s = j * n_sm + sm
+            k = slot_blocks_ptr[s] + cur[j]
+            if k >= slot_blocks_ptr[s + 1]:
+                continue
+            b = slot_blocks[k]
+            t = blk_tpl[b]
+            i = r - start[b]
+            if i < 0:
+                continue
+            if i == tpl_ninst[t] - 1:
+                cur[j] += 1
+            gi = tpl_inst0[t] + i
+            if inst_flags[gi] != 0:  # stores and L1-bypassing loads do not touch L1
+                continue
+            off = blk_off[b, inst_op[gi]]
+            jj = inst_ptr[gi]
+            r1 = inst_ptr[gi + 1]
+            while jj < r1:
+                sec = req_sec[jj] + off
+                line = sec >> sector_shift_line
+                smask = np.int64(1) << (sec & spl_mask)
+                jj += 1
+                while jj < r1 and ((req_sec[jj] + off) >> sector_shift_line) == line:
+                    smask |= np.int64(1) << ((req_sec[jj] + off) & spl_mask)
+                    jj += 1
+                out[pos] = _l1_access(line, smask, key, val, prv, nxt, meta, ht, cnt)
+                pos += 1
+    return pos
+
+
+@njit(cache=True)
+def _l2_pass(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
+             inst_flags, inst_op, req_sec, l1_out, l1_pos, l2, sector_shift_line, cnt):
+    """Every block in its slot, round-robin by warp instruction: each round, every resident block issues its
+    next instruction, in slot order. L1-routed loads take their L2-bound masks from the L1 pass."""
+    spl_mask = (np.int64(1) << sector_shift_line) - 1
+    cur = np.zeros(n_slots, np.int64)
+    last = 0
+    for s in range(n_slots):
+        k1 = slot_blocks_ptr[s + 1]
+        if k1 > slot_blocks_ptr[s]:
+            b = slot_blocks[k1 - 1]
+            last = max(last, start[b] + tpl_ninst[blk_tpl[b]])
+    cnt[_C_ROUNDS] = last
+    for r in range(last):
+        for s in range(n_slots):
+            k = slot_blocks_ptr[s] + cur[s]
+            if k >= slot_blocks_ptr[s + 1]:
+                continue
+            b = slot_blocks[k]
+            t = blk_tpl[b]
+            i = r - start[b]
+            if i < 0:
+                continue
+            if i == tpl_ninst[t] - 1:
+                cur[s] += 1
+            gi = tpl_inst0[t] + i
+            fl = inst_flags[gi]
+            is_write = (fl & 1) != 0
+            op = inst_op[gi]
+            off = blk_off[b, op]
+            sm = s % n_sm
+            j = inst_ptr[gi]
+            r1 = inst_ptr[gi + 1]
+            while j < r1:
+                sec = req_sec[j] + off
+                line = sec >> sector_shift_line
+                smask = np.int64(1) << (sec & spl_mask)
+                j += 1
+                while j < r1 and ((req_sec[j] + off) >> sector_shift_line) == line:
+                    smask |= np.int64(1) << ((req_sec[j] + off) & spl_mask)
+                    j += 1
+                if fl != 0:
+                    cnt[_C_L2_REQ] += 1
+                    _l2_access(line, smask, is_write, op, sm, n_sm, l2, cnt)
+                else:
+                    cnt[_C_L1_REQ] += 1
+                    miss = l1_out[l1_pos[sm]]
+                    l1_pos[sm] += 1
+                    if miss:
+                        cnt[_C_L2_REQ] += 1
+                        _l2_access(line, miss, False, op, sm, n_sm, l2, cnt)
+
+
+def _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, req_sec, n_slots, n_sm, l1_sets,
+         l1_ways, l2, sector_shift_line, cnt, l1_lines_per_tpl, first_round):
+    """The schedule, then each SM's L1 (one SM at a time), then the shared L2 in global issue order."""
+    bps = n_slots // n_sm
+    slot_of, start = _schedule(blk_tpl, tpl_ninst, n_slots, first_round)
+    order = np.argsort(slot_of, kind="stable")  # blocks grouped by slot, in launch order within a slot
+    slot_blocks = order.astype(np.int64)
+    slot_blocks_ptr = np.concatenate([[0], np.cumsum(np.bincount(slot_of, minlength=n_slots))]).astype(np.int64)
+    l1_accesses = np.bincount(slot_of % n_sm, weights=l1_lines_per_tpl[blk_tpl], minlength=n_sm).astype(np.int64)
+    base = np.concatenate([[0], np.cumsum(l1_accesses)]).astype(np.int64)
+    out = np.zeros(max(int(base[-1]), 1), np.uint8)
+    for sm in range(n_sm):
+        end = _l1_pass(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst,
+                       inst_ptr, inst_flags, inst_op, req_sec, l1_sets, l1_ways, sector_shift_line, out, base[sm], cnt)
+        if end != base[sm + 1]:
+            raise AssertionError(f"L1 pass of SM {sm} made {end - base[sm]} accesses, expected {base[sm + 1] - base[sm]}")
+    l1_pos = base[:-1].copy()
+    _l2_pass(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
+             inst_flags, inst_op, req_sec, out, l1_pos, l2, sector_shift_line, cnt)
+
+
+@njit(cache=True)
+def _dirty_sectors(l2):
+    n = 0
+    for p in range(l2.shape[0]):
+        for st in range(l2.shape[1]):
+            for w in range(l2.shape[2]):
+                e = l2[p, st, w]
+                if e >= 0:
+                    n += _popcount8((e >> 8) & 0xFF)
+    return n
+
+
+@dataclass(frozen=True)
+class Requests:
+    """Coalesced global requests of one block: per instruction, its sorted distinct sectors (CSR)."""
+
+    ptr: np.ndarray  # (n+1,) int64
+    sectors: np.ndarray  # int64 sector numbers
+    flags: np.ndarray  # (n,) uint8: bit 0 store, bit 1 bypasses L1
+    operand: np.ndarray  # (n,) uint8
+
+    def __len__(self) -> int:
+        return int(self.flags.shape[0])
+
+    @property
+    def sectors_per_instruction(self) -> np.ndarray:
+        """Distinct 32-byte sectors each instruction touches."""
+        return np.diff(self.ptr)
+
+    def lines_per_instruction(self, sectors_per_line: int = 4) -> np.ndarray:
+        """Distinct lines each instruction touches (one cache access each)."""
+        if not len(self):
+            return np.zeros(0, np.int64)
+        lines = self.sectors // sectors_per_line
+        new = np.ones(lines.shape[0], bool)
+        new[1:] = lines[1:] != lines[:-1]
+        new[self.ptr[:-1][np.diff(self.ptr) > 0]] = True  # an instruction's first sector starts a new access
+        starts = np.concatenate([[0], np.cumsum(new)])
+        return starts[self.ptr[1:]] - starts[self.ptr[:-1]]
+
+    def l1_data_cycles(self, sector_bytes: int = 32, bytes_per_clk: int = 128) -> int:
+        """L1TEX data-stage cycles of these instructions: at least one per request, else sectors x 32 B / 128 B/clk."""
+        per = -(-self.sectors_per_instruction * sector_bytes // bytes_per_clk)
+        return int(np.maximum(per, 1).sum())
+
+
+def coalesce(trace: WarpTrace, sector_bytes: int = 32) -> Requests:
+    """Coalesce a trace's global instructions into distinct sectors per instruction."""
+    g = trace.of_space(SPACE_GLOBAL)
+    n = len(g)
+    shift = int(sector_bytes).bit_length() - 1
+    if (1 << shift) != sector_bytes:
+        raise KernelError(f"sector size {sector_bytes} is not a power of two")
+    per_lane = (int(g.width.max()) + sector_bytes - 1) // sector_bytes + 1 if n else 1
+    ptr = np.empty(n + 1, np.int64)
+    out = np.empty(max(n * 32 * per_lane, 1), np.int64)
+    used = _coalesce(g.addr, g.width, g.mask, shift, ptr, out) if n else 0
+    if not n:
+        ptr[0] = 0
+    flags = (g.is_write.astype(np.uint8) | (g.bypass_l1.astype(np.uint8) << 1)).astype(np.uint8)
+    return Requests(ptr, out[:used].copy(), flags, g.operand.copy())
+
+
+@dataclass(frozen=True)
+class MemoryResult:
+    """Counters of one simulated launch (bytes, sectors; rates as fractions)."""
+
+    counters: dict
+
+    def __getitem__(self, key):
+        return self.counters[key]
+
+
+#: L2 partitions by compute capability where the machine file does not say: GA100 and GH100 split their L2
+#: in two halves joined by a crossbar; each SM's reads are cached in its near half (A100 whitepaper: "each L2
+#: partition localizes and caches data for memory accesses from SMs in the GPCs directly connected to the
+#: partition"), so data every SM reads is held twice. The H200 measurements need it: at N = 3072 the SGEMM's
+#: 72 MiB of A and B "fit" a 60 MiB L2, yet row order re-reads B 26 times (validation/h200/l2_raster.csv),
+#: and a pointer chase gets slower from 40 MiB on (latency.csv).
+L2_PARTITIONS_BY_CC = {"8.0": 2, "9.0": 2}
+
+
+def l2_partitions(machine) -> int:
+    """L2 partitions of a machine: ``l2.partitions`` if its file has it, else by compute capability, else 1."""
+    p = getattr(machine.l2, "partitions", None)
+    return int(p) if p else L2_PARTITIONS_BY_CC.get(machine.compute_capability, 1)
+
+
+def _tile_offsets(spec: GPUKernelSpec, L: Layout, tm: np.ndarray, tn: np.ndarray) -> np.ndarray:
+    """Byte offsets of A, B and C for each block relative to tile (0, 0): (n, 3) int64."""
+    off = np.empty((tm.shape[0], 3), np.int64)
+    off[:, OP_A] = tm * spec.BM * L.a_rs
+    off[:, OP_B] = tn * spec.BN * L.b_cs
+    off[:, OP_C] = tm * spec.BM * L.c_rs + tn * spec.BN * L.c_cs
+    return off
+
+
+def simulate_memory(
+    machine,
+    spec: GPUKernelSpec,
+    layout: Layout,
+    blocks_per_sm: int,
+    l1_bytes: int | None = None,
+    max_blocks: int | None = None,
+    budget: int | None = DEFAULT_BUDGET,
+    stagger: float = DEFAULT_STAGGER,
+) -> MemoryResult:
+    """Run a kernel's blocks through the GPU memory system of ``machine``; returns the counters.
+
+    ``blocks_per_sm``: resident blocks per SM (occupancy). ``l1_bytes``: L1 capacity per SM (default: what the
+    largest carve-out leaves). ``max_blocks``: simulate only the first blocks in launch order and scale
+    (then ``sampled`` is True); without it, a launch that would make more than ``budget`` cache accesses is
+    sampled to the whole waves that fit (None: never sample). Counters: ``dram_bytes_read``/``_written`` (``_A``, ``_B``, ``_C`` split the
+    reads), ``l2_hit_rate`` (read sectors found in L2 / read sectors asked for), ``l1_hit_rate``,
+    ``l2_sectors_read``, ``l2_sectors_written``, ``global_requests``, ``global_sectors``, ``blocks``,
+    ``waves`` (ceil(blocks / (sms * blocks_per_sm))), ``rounds`` (round-robin rounds the schedule took).
+    """
+    if blocks_per_sm < 1:
+        raise KernelError(f"blocks_per_sm must be >= 1 (got {blocks_per_sm})")
+    L = layout
+    n_sm = machine.sms
+    sector = machine.l2.sector_bytes
+    line_bytes = machine.l2.line_bytes
+    spl = line_bytes // sector
+    tm_all, tn_all = spec.order(L.M, L.N)
+    n_total = tm_all.shape[0]
+    interior_all = ((tm_all + 1) * spec.BM <= L.M) & ((tn_all + 1) * spec.BN <= L.N)
+    shiftable = bool(interior_all.any()) and (spec.BM * L.a_rs) % sector == 0 and (spec.BN * L.b_cs) % sector == 0 \
+        and (spec.BM * L.c_rs) % sector == 0 and (spec.BN * L.c_cs) % sector == 0
+
+    # --- requests: one template for interior blocks (if blocks are whole-sector shifts of one another)
+    templates: list[Requests] = []
+    if shiftable:
+        templates.append(coalesce(spec.block_trace(L, 0, 0, spaces=[SPACE_GLOBAL]), sector))
+        per_block = int(templates[0].lines_per_instruction(spl).sum())
+    else:
+        first = coalesce(spec.block_trace(L, int(tm_all[0]), int(tn_all[0]), spaces=[SPACE_GLOBAL]), sector)
+        per_block = int(first.lines_per_instruction(spl).sum())
+    n_sim = n_total
+    if max_blocks:
+        n_sim = min(n_total, int(max_blocks))
+    elif budget and per_block * n_total > budget:
+        wave = n_sm * blocks_per_sm
+        n_sim = min(n_total, max(2 * wave, (budget // max(per_block, 1)) // wave * wave))
+    tm, tn = tm_all[:n_sim], tn_all[:n_sim]
+    interior = interior_all[:n_sim] if shiftable else np.zeros(n_sim, bool)
+    off_bytes = _tile_offsets(spec, L, tm, tn)
+    blk_tpl = np.empty(n_sim, np.int64)
+    blk_off = np.zeros((n_sim, 3), np.int64)
+    blk_tpl[interior] = 0
+    blk_off[interior] = off_bytes[interior] // sector
+    explicit = np.flatnonzero(~interior)
+    size = sum(len(t.sectors) for t in templates)
+    for b in explicit:
+        req = coalesce(spec.block_trace(L, int(tm[b]), int(tn[b]), spaces=[SPACE_GLOBAL]), sector)
+        size += len(req.sectors)
+        if size > MAX_EXPLICIT_REQUESTS:
+            raise KernelError(
+                f"{spec.name}: blocks are not whole-sector shifts of one another here (tile {spec.BM}x{spec.BN}, "
+                f"{L.elem}-byte elements) and simulating each separately needs too much memory; pass max_blocks to sample"
+            )
+        blk_tpl[b] = len(templates)
+        templates.append(req)
+
+    tpl_ninst = np.array([len(t) for t in templates], np.int64)
+    tpl_inst0 = np.concatenate([[0], np.cumsum(tpl_ninst)[:-1]]).astype(np.int64)
+    req_base = np.concatenate([[0], np.cumsum([len(t.sectors) for t in templates])[:-1]]).astype(np.int64)
+    inst_ptr = np.concatenate([t.ptr[:-1] + rb for t, rb in zip(templates, req_base)] + [[req_base[-1] + len(templates[-1].sectors)]]).astype(np.int64)
+    inst_flags = np.concatenate([t.flags for t in templates]).astype(np.uint8)
+    inst_op = np.concatenate([t.operand for t in templates]).astype(np.int64)
+    req_sec = np.concatenate([t.sectors for t in templates]).astype(np.int64)
+    if (tpl_ninst == 0).any():
+        # a block without global instructions contributes nothing; give it one empty instruction so it retires
+        raise KernelError(f"{spec.name}: a block has no global memory instructions")
+
+    # --- caches
+    l1_size = machine.l1_size() if l1_bytes is None else int(l1_bytes)
+    l1_sets = machine.l1.sets
+    l1_ways = l1_size // (l1_sets * machine.l1.line_bytes)
+    parts = l2_partitions(machine)
+    if machine.l2_sets % parts:
+        raise KernelError(f"{machine.name}: {machine.l2_sets} L2 sets do not split into {parts} partitions")
+    l2 = np.full((parts, machine.l2_sets // parts, machine.l2.ways), -1, np.int64)
+    cnt = np.zeros(_N_COUNTERS, np.int64)
+    spl_shift = spl.bit_length() - 1
+    l1_lines_per_tpl = np.array([int(t.lines_per_instruction(spl)[t.flags == 0].sum()) for t in templates], np.int64)
+    n_slots = n_sm * blocks_per_sm
+    first_round = (float(stagger) * np.arange(n_slots) / n_slots * int(tpl_ninst[0])).astype(np.int64)
+    _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, req_sec, n_slots, n_sm,
+         l1_sets, l1_ways, l2, spl_shift, cnt, l1_lines_per_tpl, first_round)
+    dirty_end = int(_dirty_sectors(l2))
+
+    # --- totals (global requests/sectors counted from the templates, so they need no per-access bookkeeping)
+    n_req = int(sum(tpl_ninst[blk_tpl]))
+    sec_per_tpl = np.array([len(t.sectors) for t in templates], np.int64)
+    n_sec = int(sec_per_tpl[blk_tpl].sum())
+    l1c_per_tpl = np.array([t.l1_data_cycles(sector, machine.smem.bytes_per_clk) for t in templates], np.int64)
+    l1_cycles = int(l1c_per_tpl[blk_tpl].sum())
+    scale = n_total / n_sim
+    s = sector
+    rd_sec = cnt[_C_L2_SECTORS_RD]
+    lookups = cnt[_C_L2_LOOKUP]
+    l1_sec = cnt[_C_L1_HIT] + cnt[_C_L1_MISS]
+    c = {
+        "blocks": n_total,
+        "blocks_simulated": n_sim,
+        "sampled": n_sim < n_total,
+        "blocks_per_sm": blocks_per_sm,
+        "waves": -(-n_total // (n_sm * blocks_per_sm)),
+        "rounds": int(cnt[_C_ROUNDS]),
+        "l1_bytes": l1_size,
+        "global_requests": n_req * scale,
+        "global_sectors": n_sec * scale,
+        "sectors_per_request": n_sec / n_req if n_req else float("nan"),
+        "l1_data_cycles": l1_cycles * scale,
+        "l1_sectors_hit": cnt[_C_L1_HIT] * scale,
+        "l1_sectors_missed": cnt[_C_L1_MISS] * scale,
+        "l1_hit_rate": cnt[_C_L1_HIT] / l1_sec if l1_sec else float("nan"),
+        "l2_sectors_read": rd_sec * scale,
+        "l2_sectors_written": cnt[_C_L2_WR] * scale,
+        "l2_partitions": parts,
+        "l2_lookups": lookups * scale,
+        "l2_read_hits": cnt[_C_L2_RD_HIT] * scale,
+        "l2_far_hits": cnt[_C_L2_FAR_HIT] * scale,
+        "l2_read_misses": cnt[_C_L2_RD_MISS] * scale,
+        "l2_hit_rate": cnt[_C_L2_RD_HIT] / lookups if lookups else float("nan"),
+        "l2_dram_hit_rate": 1 - cnt[_C_L2_RD_MISS] / rd_sec if rd_sec else float("nan"),
+        "l2_bytes": (rd_sec + cnt[_C_L2_WR]) * s * scale,
+        "dram_bytes_read": cnt[_C_L2_RD_MISS] * s * scale,
+        "dram_bytes_read_A": cnt[_C_L2_MISS_A + OP_A] * s * scale,
+        "dram_bytes_read_B": cnt[_C_L2_MISS_A + OP_B] * s * scale,
+        "dram_bytes_read_C": cnt[_C_L2_MISS_A + OP_C] * s * scale,
+        "dram_bytes_written": (cnt[_C_DRAM_WR_EVICT] + dirty_end) * s * scale,
+        "l2_dirty_at_end_bytes": dirty_end * s * scale,
+    }
+    c["dram_bytes"] = c["dram_bytes_read"] + c["dram_bytes_written"]
+    return MemoryResult(c)
