@@ -75,8 +75,8 @@ def isa_traits(machine, dtype: str, simd: bool = True) -> IsaTraits:
     ``DEFAULT_FMA_LATENCY`` and from the vector width (128-bit with 32 registers: NEON-like, by lane). Scalar
     code (``simd=False``) has one lane and broadcasts nothing.
     """
-    lat = getattr(machine, "fma_latency_cycles", None) or DEFAULT_FMA_LATENCY.get(machine.simd_bits, 4)
-    by_lane = getattr(machine, "a_by_lane", None)
+    lat = machine.fma_latency_cycles or DEFAULT_FMA_LATENCY.get(machine.simd_bits, 4)
+    by_lane = machine.a_by_lane
     if by_lane is None:
         by_lane = machine.simd_bits == 128 and machine.vector_registers >= 32
     return IsaTraits(
@@ -84,7 +84,7 @@ def isa_traits(machine, dtype: str, simd: bool = True) -> IsaTraits:
         registers=machine.vector_registers,
         fma_units=machine.fma_units,
         fma_latency=int(lat),
-        loads_per_cycle=getattr(machine, "loads_per_cycle", 2),
+        loads_per_cycle=machine.loads_per_cycle,
         a_by_lane=bool(by_lane) and simd,
     )
 

@@ -120,6 +120,12 @@ class CPUMachine(Strict):
     miss_parallelism: int = Field(
         10, gt=0, description="L1 misses that can be outstanding at once (line fill buffers); bounds latency overlap."
     )
+    fma_latency_cycles: int | None = Field(
+        None, gt=0, description="Cycles from an FMA's issue to its result (None: a default by vector width, see gemmsim.blis)."
+    )
+    a_by_lane: bool | None = Field(
+        None, description="FMA by vector element (NEON FMLA by lane) instead of a broadcast of A (None: by vector width)."
+    )
     simd_dtypes: list[str] = Field(
         default_factory=lambda: ["fp64", "fp32"],
         description="Dtypes the FMA units handle at native lane width; others run at the fp32 rate after conversion.",

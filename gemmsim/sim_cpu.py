@@ -86,7 +86,9 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
         row[f"{spec.name}_traffic_bytes"] = lines * spec.line_bytes  # moved between this level and the one below
     line = machine.caches[-1].line_bytes
     dram_bytes = (counters["memory"]["line_reads"] + counters["memory"]["line_writes"]) * line
-    t = cpu_time(machine, counters, flops, dtype, simd=k.simd, threads=threads)
+    extra = k.extra(lay, p, machine) if k.extra is not None else {}
+    slowdown = float(extra.get("compute_slowdown", 1.0))
+    t = cpu_time(machine, counters, flops, dtype, simd=k.simd, threads=threads, compute_slowdown=slowdown)
     row.update(t.columns())
     peak = machine.peak_gflops(dtype, cores=min(threads, machine.cores)) * 1e9
     row.update(
@@ -99,8 +101,7 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
         simd=k.simd,
     )
     row.update(working_set_columns(machine, dtype, p))
-    if k.extra is not None:
-        row.update(k.extra(lay, p, machine))
+    row.update(extra)
     return row
 
 

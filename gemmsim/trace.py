@@ -80,6 +80,7 @@ class Layout:
     c_rs: int
     c_cs: int
     end: int
+    dtype: str = "fp32"
 
     @classmethod
     def build(cls, M: int, N: int, K: int, dtype: str = "fp32", spec: LayoutSpec | None = None) -> "Layout":
@@ -103,7 +104,7 @@ class Layout:
         a_base = align(spec.base)
         b_base = align(a_base + a_bytes)
         c_base = align(b_base + b_bytes)
-        return cls(M, N, K, s, a_base, b_base, c_base, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs, c_base + c_bytes)
+        return cls(M, N, K, s, a_base, b_base, c_base, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs, c_base + c_bytes, dtype)
 
     def a(self, i: int, k: int) -> int:
         """Address of A[i][k]."""

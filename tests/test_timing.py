@@ -65,3 +65,27 @@ def test_tlb_misses_add_their_penalty_in_full():
     base = cpu_time(m, _counters(0, 0, 0, l1_loads=1, l1_stores=0), 1.0, "fp32").roofs["latency"]
     t = cpu_time(m, _counters(0, 0, 0, l1_loads=1, l1_stores=0, tlb_misses=1000), 1.0, "fp32")
     assert t.roofs["latency"] - base == pytest.approx(1000 * 8 / HZ)
+
+
+def test_compute_slowdown_multiplies_the_compute_roof():
+    m = load_machine("haswell")
+    c = _counters(0, 0, 0, l1_loads=10, l1_stores=0)
+    base = cpu_time(m, c, 1e9, "fp32", simd=True).roofs["compute"]
+    assert cpu_time(m, c, 1e9, "fp32", simd=True, compute_slowdown=1.55).roofs["compute"] == pytest.approx(1.55 * base)
+
+
+def test_threads_take_the_busiest_core_and_pay_for_invalidations():
+    m = load_machine("haswell")
+    c = _counters(0, 0, 0, l1_loads=3_000_000, l1_stores=0)
+    l1 = c["levels"][0]
+    l1["per_core"] = [
+        {**{k: l1[k] for k in ("loads", "stores", "load_misses", "store_misses", "writebacks")}, "loads": 2_000_000, "invalidations": 1000},
+        {**{k: l1[k] for k in ("loads", "stores", "load_misses", "store_misses", "writebacks")}, "loads": 1_000_000, "invalidations": 0},
+    ]
+    l1["stores"] = 0
+    for pc in l1["per_core"]:
+        pc["stores"] = 0
+    t = cpu_time(m, c, 1.0, "fp32", threads=2)
+    assert t.roofs["issue"] == pytest.approx(2_000_000 / 2 / HZ)  # the busier core's loads over its 2 load ports
+    # core 0's 1000 invalidated copies are fetched again from the shared L3 (36 cycles), 10 in flight
+    assert t.roofs["latency"] == pytest.approx(1000 * 36 / 10 / HZ)

@@ -129,11 +129,6 @@ class Resolved:
     fma_units: int
 
 
-def _dtype_of(elem: int) -> str:
-    """The dtype a layout's element size stands for (2 bytes: fp16; bf16 has the same traffic)."""
-    return {8: "fp64", 4: "fp32", 2: "fp16", 1: "int8"}[elem]
-
-
 def resolve(layout: Layout, params: GemmParams, machine, simd: bool) -> Resolved:
     """Fill the parameters a kernel left open (None) from the machine: shape by the register rule, KC/MC/NC by the
     analytical model; MC, NC become M, N when the machine has no L2, L3 for them. M and N are those of the problem
@@ -151,7 +146,7 @@ def resolve(layout: Layout, params: GemmParams, machine, simd: bool) -> Resolved
                         a_by_lane=False, fma_latency=traits.fma_latency, fma_units=traits.fma_units, **common)
     if params.threads > machine.cores:
         raise KernelError(f"{params.threads} threads on {machine.name}, which has {machine.cores} cores")
-    dtype = _dtype_of(layout.elem)
+    dtype = layout.dtype
     traits = isa_traits(machine, dtype, simd)
     if mr is None or nr is None:
         best = microkernel_shape(machine, dtype, simd)
@@ -567,7 +562,7 @@ def _extra_for(simd: bool):
         row["edge_partial_fraction_blocks"] = partial_fraction(M, N, bm, bn)
         row["edge_ratio_scalar_blocks"] = edge_cost(M, N, K, bm, bn, "scalar", lanes=r.lanes, fma_units=r.fma_units).time_ratio
         if machine is not None:
-            row.update(panel_footprints(machine, _dtype_of(layout.elem), r.MR, r.NR, min(r.KC, K), min(r.MC, M), min(r.NC, N), r.threads))
+            row.update(panel_footprints(machine, layout.dtype, r.MR, r.NR, min(r.KC, K), min(r.MC, M), min(r.NC, N), r.threads))
             if r.threads > 1:
                 row["c_lines_shared_by_threads"] = false_sharing_lines(layout, r, machine.caches[0].line_bytes)
         return row
@@ -663,6 +658,10 @@ def _host_arrays(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> tuple[np.ndarra
     raise KernelError(f"host GEMM dtypes must be all float64, all float32, all float16, or int8 x int8 -> int32; got {kinds}")
 
 
+#: numpy dtype of the host arrays -> gemmsim dtype (fp16/bf16 are computed on float32 copies by gemmsim.host)
+_HOST_DTYPES = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "int8": "int8", "int32": "int32"}
+
+
 def _host_for(simd: bool):
     def host(A: np.ndarray, B: np.ndarray, C: np.ndarray, params: GemmParams | None = None) -> None:
         """C += A @ B by the five packed loops for real (numba; parallel over row ranges when threads > 1).
@@ -674,7 +673,7 @@ def _host_for(simd: bool):
         a, b, c, back = _host_arrays(A, B, C)
         M, K = a.shape
         N = b.shape[1]
-        lay = Layout.build(M, N, K, _dtype_of(a.dtype.itemsize))
+        lay = Layout.build(M, N, K, _HOST_DTYPES[a.dtype.name])
         need_machine = None in tuple(getattr(params, k, None) for k in ("MR", "NR", "KC", "MC", "NC"))
         machine = _host_machine() if need_machine else None
         if machine is not None and params.threads > machine.cores:
