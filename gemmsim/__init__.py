@@ -36,6 +36,10 @@ _EXPORTS = {
     "simulate_gpu": "gemmsim.sim_gpu",
     # systolic
     "simulate_systolic": "gemmsim.models.systolic",
+    # reports and workloads
+    "explain_case": "gemmsim.explain",
+    "read_results": "gemmsim.report",
+    "TransformerLayer": "gemmsim.workload",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -198,7 +198,7 @@ def _machines_html(machines: dict) -> str:
 
 
 def _table_html(rows: list[dict]) -> str:
-    from gemmsim.report import _cell, table_columns
+    from gemmsim.report import cell, table_columns
 
     if not rows:
         return "<p>No rows.</p>"
@@ -211,7 +211,7 @@ def _table_html(rows: list[dict]) -> str:
     text_cols = {"machine", "label", "shape", "dtype", "bound", "host_ok", *params}
     head = "".join(f"<th class='{'text' if c in text_cols else ''}'>{_e(h)}</th>" for c, h in cols)
     body = "".join(
-        "<tr>" + "".join(f"<td class='{'text' if c in text_cols else ''}'>{_e(_cell(r, c))}</td>" for c, _ in cols) + "</tr>" for r in rows
+        "<tr>" + "".join(f"<td class='{'text' if c in text_cols else ''}'>{_e(cell(r, c))}</td>" for c, _ in cols) + "</tr>" for r in rows
     )
     return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 

@@ -85,7 +85,8 @@ def table_columns(rows: list[dict]) -> list[tuple[str, str]]:
     return cols
 
 
-def _cell(row: dict, col: str) -> str:
+def cell(row: dict, col: str) -> str:
+    """One table cell: times with units, rates in %, large counts with SI prefixes."""
     if col == "shape":
         return f"{row['M']}x{row['N']}x{row['K']}" if row.get("M") is not None else "-"
     v = row.get(col)
@@ -101,7 +102,7 @@ def _cell(row: dict, col: str) -> str:
 def table(rows: list[dict], columns: list[tuple[str, str]] | None = None) -> str:
     """A plain-text table of the rows (one line per case)."""
     cols = columns or table_columns(rows)
-    cells = [[h for _, h in cols]] + [[_cell(r, c) for c, _ in cols] for r in rows]
+    cells = [[h for _, h in cols]] + [[cell(r, c) for c, _ in cols] for r in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(cols))]
     lines = ["  ".join(v.rjust(w) if j > 1 else v.ljust(w) for j, (v, w) in enumerate(zip(line, widths))) for line in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
