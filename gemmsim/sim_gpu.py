@@ -10,8 +10,9 @@ micro-experiments:
 * ``global_pattern``: one global warp request -- lane i reads ``offset + i*stride*width`` bytes; 32-byte
   sectors, 128-byte lines and the efficiency (the coalescing model);
 * ``waves_sleep`` / ``waves_fma``: the H200 wave kernels of validation/h200/waves.cu (a block that sleeps
-  ``block_ns``; a block of ``iters`` x 16 x 8 FMAs per thread), a grid of ``grid`` blocks, resident blocks
-  set by ``smem`` -- the two regimes of the waves model through the same SM timing as the GEMMs.
+  ``block_ns``; a block of ``iters`` x 16 x 8 FMAs per thread), a grid of ``grid`` blocks (or one per
+  BM x BN tile of the case's shape), resident blocks set by ``smem`` -- the two regimes of the waves model
+  through the same SM timing as the GEMMs.
 
 ``run_case(machine, case)`` returns the common columns of ``gemmsim.simulate`` plus the GPU counters;
 ``simulate_gpu(machine, kernel, M=, N=, K=, dtype=, **params)`` is the same for notebooks.
@@ -81,20 +82,26 @@ class GlobalPatternParams(Strict):
         return self
 
 
-class WavesSleepParams(Strict):
+class _WaveGrid(Strict):
+    grid: int | None = Field(
+        None, ge=1, description="Blocks in the grid; None: one block per BM x BN tile of the case's M x N (as a GEMM)."
+    )
+    BM: int = Field(256, ge=1, description="Tile rows used to count blocks from the shape when grid is None.")
+    BN: int = Field(128, ge=1, description="Tile columns used to count blocks from the shape when grid is None.")
+
+
+class WavesSleepParams(_WaveGrid):
     """validation/h200/waves.cu sleep_kernel: every block waits block_ns; blocks per SM set through smem."""
 
-    grid: int = Field(132, ge=1, description="Blocks in the grid.")
     threads: int = Field(128, ge=1, le=1024, description="Threads per block.")
     smem: int = Field(0, ge=0, description="Dynamic shared memory per block, bytes (sets the resident blocks).")
     regs: int = Field(16, ge=1, le=255, description="Registers per thread.")
     block_ns: float = Field(50_000, gt=0, description="How long each block waits, ns.")
 
 
-class WavesFMAParams(Strict):
+class WavesFMAParams(_WaveGrid):
     """validation/h200/waves.cu fma_kernel: iters x 16 x 8 independent fp32 FMAs per thread."""
 
-    grid: int = Field(132, ge=1, description="Blocks in the grid.")
     threads: int = Field(256, ge=1, le=1024, description="Threads per block.")
     smem: int = Field(0, ge=0, description="Dynamic shared memory per block, bytes (sets the resident blocks).")
     regs: int = Field(32, ge=1, le=255, description="Registers per thread.")
@@ -136,7 +143,7 @@ def _run_smem_pattern(m: GPUMachine, p: SmemPatternParams) -> dict:
     ideal = ideal_wavefronts(p.width)
     row = _nan_common("smem", wf / (m.clock_mhz_max * 1e6))
     row.update(
-        wavefronts=wf, ideal_wavefronts=ideal, bank_conflicts=wf - ideal, bytes_requested=WARP * p.width,
+        wavefronts=wf, ideal_wavefronts=ideal, bank_conflicts=max(wf - ideal, 0), bytes_requested=WARP * p.width,
         smem_efficiency=ideal / wf, lane_addresses=" ".join(str(int(x)) for x in a[:8]) + " ...",
         smem_bytes_per_clk_effective=WARP * p.width / wf,
     )
@@ -163,7 +170,11 @@ def _launch_columns(m: GPUMachine, occ) -> dict:
     }
 
 
-def _run_waves(m: GPUMachine, name: str, p) -> dict:
+def _run_waves(m: GPUMachine, name: str, p, case: Case) -> dict:
+    if p.grid is None:
+        if case.M is None or case.N is None:
+            raise KernelError(f"{name}: give grid, or a shape (M, N) to count BM x BN tiles")
+        p = p.model_copy(update={"grid": -(-case.M // p.BM) * -(-case.N // p.BN)})
     occ = occupancy(m, threads=p.threads, regs=p.regs, smem=p.smem)
     clk = m.clock_mhz_max
     if name == "waves_sleep":
@@ -245,7 +256,8 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
     """Seed 003's numbers beside the model, and a plain check of its claims (pipeline_depth.yaml)."""
     sd = gt.SEED_003
     S = spec.stages
-    measured = dict(sd.measured_tflops)
+    paper_gpu = m.compute_capability == "8.9"  # the seed measured an RTX 4060 (AD107, sm_89)
+    measured = dict(sd.measured_tflops) if paper_gpu else {}
     p_inf, kappa = gt.fit_pipeline([(s, t) for s, t in sd.measured_tflops if s in (2, 3)])
     fit = p_inf * gt.pipeline_efficiency(S, kappa)
     claimed = dict(sd.blocks_claimed).get(S, 2 if S < 3 else None)
@@ -260,9 +272,11 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
         f"S={S}: {spec.smem_bytes // 1024} KiB smem/block + 1 KiB reserve; {m.name} allows "
         f"{occ_claimed_regs.blocks_per_sm} block(s)/SM at the paper's ~{regs_claimed} regs "
         f"({occ_claimed_regs.limiter}) and {occ.blocks_per_sm} at the estimated {occ.registers_per_thread} regs "
-        f"({occ.limiter}); paper claims {claimed}: {'holds' if holds_blocks else 'cannot hold'}. "
+        f"({occ.limiter}); the paper's {claimed} block(s)/SM {'can hold' if holds_blocks else 'cannot hold'}. "
     )
-    if meas == meas:
+    if not paper_gpu:
+        text += "(The paper's throughputs were measured on an RTX 4060, not here.)"
+    elif meas == meas:
         text += (
             f"Measured {meas} TFLOP/s is {meas / sd.peak_tflops:.1%} of {sd.peak_tflops} (the fp16-accumulate peak) but "
             f"{meas / peak32:.1%} of the fp32-accumulate peak {peak32:.2f} TFLOP/s at {m.clock_mhz_tensor:.0f} MHz; "
@@ -385,7 +399,7 @@ def run_case(machine, case: Case) -> dict:
     if case.kernel == "global_pattern":
         return _run_global_pattern(machine, params)
     if case.kernel in ("waves_sleep", "waves_fma"):
-        return _run_waves(machine, case.kernel, params)
+        return _run_waves(machine, case.kernel, params, case)
     return _run_gemm(machine, case)
 
 

@@ -1,11 +1,14 @@
-"""The GPU memory system: blocks on SMs, per-SM L1s, one shared sectored L2, DRAM.
+"""The GPU memory system: blocks on SMs, per-SM L1s, a shared sectored (partitioned) L2, DRAM.
 
 What it models, step by step:
 
-1. **Placement.** ``blocks_per_sm`` (from occupancy) slots on each of the machine's SMs. Blocks are taken
-   in launch (raster) order; block b of the first wave goes to slot b, slots numbered SM-first (slot s is
-   on SM ``s % sms``), which spreads the first blocks over all SMs as the hardware's block scheduler does.
-   When a block finishes, the next block in launch order takes its slot (the waves).
+1. **Placement.** ``blocks_per_sm`` (from occupancy) slots on each of the machine's SMs; slot s is on SM
+   ``s % sms``, so the first blocks spread over all SMs as the hardware's block scheduler does. Blocks are
+   taken in launch (raster) order, each by the slot that frees first (ties: lower slot), and start in the
+   round after the previous block of that slot issued its last instruction (the waves). Slot s starts its
+   first block ``stagger * s / slots`` of a block's length late: real blocks are dispatched one after the
+   other and drift, so after the first waves the resident blocks are spread over their k-loop rather than in
+   lockstep (``stagger=0`` gives lockstep waves; 1, the default, matches the H200's DRAM bytes far better).
 2. **Interleaving.** Round-robin by warp instruction across resident blocks: in each round every resident
    block issues its next warp instruction, in slot order. A block's own instructions come in the order of
    its trace (k-step, instruction, warp; see ``gemmsim.kernels.gpu``). Only global instructions are fed
@@ -13,24 +16,32 @@ What it models, step by step:
 3. **Coalescing.** Each warp instruction becomes the sorted set of distinct 32-byte sectors its active
    lanes touch (CUDA Best Practices Guide 10.2.1), then one cache access per 128-byte line with a mask of
    the sectors wanted -- never one access per lane.
-4. **L1** (one per SM, sectored, LRU, ``machine.l1.sets`` sets and as many 128-byte ways as the L1 left by
-   the shared-memory carve-out holds): global loads look up L1 and only missing sectors go to L2.
+4. **L1** (one per SM, sectored, exact LRU, ``machine.l1.sets`` sets and as many 128-byte ways as the L1
+   left by the shared-memory carve-out holds): global loads look up L1 and only missing sectors go to L2.
    ``cp.async.cg`` (``bypass_l1``) and stores go straight to L2 (L1 is write-through and does not allocate
    on stores).
-5. **L2** (shared, sectored 128 B lines of 32 B sectors, LRU, write-back, write-validate: a store marks its
-   sectors valid and dirty without reading DRAM, as Accel-Sim's reverse engineering found, Khairy et al.
-   2020 section IV). A read of an invalid sector reads 32 B from DRAM; evicting a line writes its dirty
-   sectors back. Sets are indexed by a multiplicative hash of the line number (real L2s hash the address
-   so strided streams do not pile into a few sets). Dirty sectors left at the end are written back too and
-   counted in ``dram_bytes_written`` (``l2_dirty_at_end_bytes`` says how many).
+5. **L2** (sectored 128 B lines of 32 B sectors, LRU, write-back, write-validate: a store marks its sectors
+   valid and dirty without reading DRAM, as Accel-Sim's reverse engineering found, Khairy et al. 2020
+   section IV), split in ``l2_partitions(machine)`` partitions (2 on GA100/GH100). Each SM sits next to one
+   partition; each line has a home partition (address hash). A read looks in the near partition, then in the
+   home one (a far hit costs no DRAM traffic); only home misses read 32 B sectors from DRAM, and the near
+   partition keeps a clean copy -- so data every SM reads is held twice. Evicting a line writes its dirty
+   sectors back. Sets are indexed by a multiplicative hash of the line number (real L2s hash the address so
+   strided streams do not pile into a few sets). Dirty sectors left at the end are written back too and
+   counted in ``dram_bytes_written`` (``l2_dirty_at_end_bytes`` says how many). ``l2_hit_rate`` counts
+   hits over all sector lookups, near and far, like ncu's ``lts__t_sector_hit_rate``.
 
 Speed: a block's requests are built once (trace, then coalescing) for an interior block and *shifted* for
 every other interior block: a block of tile (m, n) touches exactly the sectors of tile (0, 0) moved by
 m*BM rows of A and C and n*BN columns of B and C. That holds whenever those shifts are whole sectors; edge
-blocks (partial tiles) get their own traces; otherwise every block gets its own. The whole schedule then
-runs in one numba loop (``_run``). ``max_blocks`` simulates only the first blocks in launch order and
-scales the counters up; the result then says ``sampled: True``.
+blocks (partial tiles) get their own traces; otherwise every block gets its own. The schedule does not
+depend on cache state, so it is computed first (``_schedule``); then each SM's L1 runs on its own over that
+SM's loads (its state stays in the host's caches), and finally the L2 sees every SM's L2-bound requests in
+global issue order (``_l2_pass``); all in numba. ``max_blocks`` simulates only the first blocks in launch
+order and scales the counters up, and a launch that would make more than ``budget`` cache accesses is
+sampled the same way to whole waves; the result then says ``sampled: True``.
 """
+
 
 from __future__ import annotations
 
