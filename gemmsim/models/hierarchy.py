@@ -159,24 +159,47 @@ class Hierarchy:
         self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
         self._memory[1] += stores
 
-    def simulate(self, chunks: Iterable[np.ndarray], pipeline: bool = False) -> dict:
+    def simulate(self, chunks: Iterable[np.ndarray], pipeline: bool | int = False) -> dict:
         """Feed every chunk of a trace, then return ``counters()`` (no reset first: call ``reset()`` for a cold start).
 
-        ``pipeline=True`` runs the stages on threads, connected by short queues: the calling thread produces the
-        chunks (the trace generator), one thread runs the TLBs, one L1, one each level below. The compiled
-        kernels release the GIL, so on a machine with free cores the stages overlap and the wall time is that of
-        the slowest stage. Levels are not inclusive, so the counters are exactly those of the sequential run.
-        Each chunk is copied as it is taken, so a generator may reuse its buffer.
+        ``pipeline`` runs the work on threads connected by short queues: the calling thread produces the chunks
+        (the trace generator) while worker threads run the TLBs and the levels, each worker a contiguous group of
+        levels (``True``: one worker per stage up to the CPUs available but one; an int: that many workers).
+        The compiled kernels release the GIL, so on a machine with free cores the stages overlap and the wall
+        time is that of the slowest stage. Levels are not inclusive, so the counters are exactly those of the
+        sequential run. Each chunk is copied as it is taken, so a generator may reuse its buffer.
         """
-        if not pipeline:
+        if pipeline is False or pipeline is None:
             for chunk in chunks:
                 self.feed(chunk)
             return self.counters()
-        self._pipeline(chunks)
+        import os
+
+        workers = max(1, (os.cpu_count() or 2) - 1) if pipeline is True else int(pipeline)
+        if workers < 1:
+            raise CacheConfigError(f"pipeline needs at least one worker thread, not {pipeline!r}")
+        self._pipeline(chunks, workers)
         return self.counters()
 
-    def _pipeline(self, chunks: Iterable[np.ndarray]) -> None:
-        """The threaded form of ``simulate``: producer -> [TLBs] and L1 -> L2 -> ... -> memory counts."""
+    def _stages(self, workers: int) -> tuple[bool, list[list[Cache]]]:
+        """How to spread the work over ``workers`` threads: (TLBs on a thread of their own?, groups of levels)."""
+        n = len(self.levels)
+        own_tlb = bool(self.tlbs) and workers >= n + 1
+        groups = min(workers, n)
+        # L1 (the busiest level) alone when possible; the levels below share the remaining threads.
+        if groups == 1:
+            return own_tlb, [list(self.levels)]
+        rest = self.levels[1:]
+        k = groups - 1
+        sizes = [len(rest) // k + (1 if i < len(rest) % k else 0) for i in range(k)]
+        out, start = [[self.levels[0]]], 0
+        for size in sizes:
+            out.append(list(rest[start : start + size]))
+            start += size
+        return own_tlb, out
+
+    def _pipeline(self, chunks: Iterable[np.ndarray], workers: int) -> None:
+        """The threaded form of ``simulate``: producer -> groups of levels -> memory counts; TLBs beside L1."""
         import queue
         import threading
 
@@ -217,32 +240,37 @@ class Hierarchy:
                 if q_out is not None:
                     put(q_out, done)
 
-        def tlb_work(x):
+        def run_tlbs(x):
             for t in self.tlbs:
                 x = t._feed(x)
 
-        def level_work(cache, last):
+        own_tlb, groups = self._stages(workers)
+
+        def group_work(levels, with_tlbs, last):
             def work(x):
-                y = cache._feed(x)
+                if with_tlbs:
+                    run_tlbs(x)
+                for c in levels:
+                    x = c._feed(x)
                 if last:
-                    kind = y["is_write"]
+                    kind = x["is_write"]
                     stores = int(np.count_nonzero(kind == 1))
-                    self._memory[0] += y.shape[0] - stores - int(np.count_nonzero(kind == 2))
+                    self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
                     self._memory[1] += stores
                     return None
-                return y.copy()  # the level's buffer is reused by its next chunk
+                return x.copy()  # the level's buffer is reused by its next chunk
 
             return work
 
-        inputs = [queue.Queue(depth) for _ in self.levels]
-        tlb_in = queue.Queue(depth) if self.tlbs else None
+        inputs = [queue.Queue(depth) for _ in groups]
+        tlb_in = queue.Queue(depth) if own_tlb else None
         threads = []
-        if self.tlbs:
-            threads.append(threading.Thread(target=stage, args=(tlb_work, tlb_in, None), daemon=True))
-        for i, c in enumerate(self.levels):
-            last = i == len(self.levels) - 1
-            q_out = None if last else inputs[i + 1]
-            threads.append(threading.Thread(target=stage, args=(level_work(c, last), inputs[i], q_out), daemon=True))
+        if own_tlb:
+            threads.append(threading.Thread(target=stage, args=(run_tlbs, tlb_in, None), daemon=True))
+        for i, g in enumerate(groups):
+            last = i == len(groups) - 1
+            work = group_work(g, i == 0 and bool(self.tlbs) and not own_tlb, last)
+            threads.append(threading.Thread(target=stage, args=(work, inputs[i], None if last else inputs[i + 1]), daemon=True))
         for t in threads:
             t.start()
         try:

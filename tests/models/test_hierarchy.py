@@ -206,8 +206,9 @@ def test_pipeline_gives_the_sequential_counters():
 
     state = rng.bit_generator.state
     seq = build().simulate(chunks())
-    rng.bit_generator.state = state
-    assert build().simulate(chunks(), pipeline=True) == seq
+    for workers in (True, 1, 2, 3, 4):  # TLBs with L1 or on their own thread; levels grouped or not
+        rng.bit_generator.state = state
+        assert build().simulate(chunks(), pipeline=workers) == seq
 
 
 def test_pipeline_reports_errors():
