@@ -20,7 +20,6 @@ micro-experiments:
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 import numpy as np
@@ -29,11 +28,11 @@ from pydantic import Field, ValidationError, model_validator
 from gemmsim import gpu_timing as gt
 from gemmsim.errors import KernelError
 from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
-from gemmsim.kernels.gpu import SPACE_GLOBAL, SPACE_SHARED, GPUKernelSpec, TensorCoreSpec, WarpTrace
+from gemmsim.kernels.gpu import SPACE_SHARED, GPUKernelSpec, TensorCoreSpec
 from gemmsim.machine_gpu import GPUMachine
 from gemmsim.models.banks import ideal_wavefronts, smem_wavefronts_batch
 from gemmsim.models.coalesce import coalescing
-from gemmsim.models.gpu_memory import coalesce, simulate_memory
+from gemmsim.models.gpu_memory import simulate_memory
 from gemmsim.models.occupancy import occupancy
 from gemmsim.models.waves import tile_quantization, waves
 from gemmsim.schema import Strict

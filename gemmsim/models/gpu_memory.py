@@ -75,7 +75,6 @@ _C_L1_REQ, _C_L2_REQ = 10, 11
 _C_L2_LOOKUP, _C_L2_FAR_HIT, _C_L2_SECTORS_RD = 12, 13, 14
 _N_COUNTERS = 15
 
-_HASH = np.int64(0x5851F42D4C957F2D)
 
 
 _POP = np.array([bin(i).count("1") for i in range(256)], np.int64)

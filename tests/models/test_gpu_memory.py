@@ -196,8 +196,6 @@ def test_single_partition_gpu_matches_reference():
 
 def test_coalesced_sectors_agree_with_the_coalescing_model():
     m = load_machine("h200")
-    rng = np.random.default_rng(7)
-    L = Layout.build(64, 64, 64, "fp32")
     for name, params, dtype in (("jki", {}, "fp32"), ("tiled_smem", {"TILE": 16}, "fp32"), ("tensorcore", {}, "fp16")):
         tr = KERNELS[name].spec(params, dtype).block_trace(Layout.build(128, 128, 64, dtype), 0, 0, spaces=[SPACE_GLOBAL])
         req = coalesce(tr)
@@ -205,7 +203,6 @@ def test_coalesced_sectors_agree_with_the_coalescing_model():
             sel = tr.width == w
             ref = global_sectors_batch(m, tr.addr[sel].astype(np.int64), int(w), tr.select(sel).lanes_active())
             assert (req.sectors_per_instruction[sel] == ref).all()
-    del rng, L
 
 
 @pytest.mark.parametrize("raster", ["row", "column", "grouped"])
