@@ -100,6 +100,9 @@ class L2Cache(Strict):
     ways: int = Field(gt=0, description="Associativity assumed for the model (NVIDIA does not publish it).")
     bandwidth_gbps: float = Field(gt=0, description="L2 to SMs read bandwidth, GB/s (1e9 B/s), whole chip.")
     hit_latency_cycles: float = Field(gt=0, description="Load-to-use latency of an L2 hit, SM cycles.")
+    partitions: int = Field(
+        1, gt=0, description="Halves (partitions) of the L2, each caching what its own SMs read, so shared data is held once per partition."
+    )
 
 
 class GPUDRAM(Strict):

@@ -536,19 +536,13 @@ class MemoryResult:
         return self.counters[key]
 
 
-#: L2 partitions by compute capability where the machine file does not say: GA100 and GH100 split their L2
-#: in two halves joined by a crossbar; each SM's reads are cached in its near half (A100 whitepaper: "each L2
-#: partition localizes and caches data for memory accesses from SMs in the GPCs directly connected to the
-#: partition"), so data every SM reads is held twice. The H200 measurements need it: at N = 3072 the SGEMM's
-#: 72 MiB of A and B "fit" a 60 MiB L2, yet row order re-reads B 26 times (validation/h200/l2_raster.csv),
-#: and a pointer chase gets slower from 40 MiB on (latency.csv).
-L2_PARTITIONS_BY_CC = {"8.0": 2, "9.0": 2}
-
-
 def l2_partitions(machine) -> int:
-    """L2 partitions of a machine: ``l2.partitions`` if its file has it, else by compute capability, else 1."""
-    p = getattr(machine.l2, "partitions", None)
-    return int(p) if p else L2_PARTITIONS_BY_CC.get(machine.compute_capability, 1)
+    """L2 partitions of a machine (``l2.partitions``). A100 and Hopper build their L2 in two halves joined by a
+    crossbar; each SM's reads are cached in its near half (A100 whitepaper), so data every SM reads is held twice.
+    The H200 measurements need it: at N = 3072 the SGEMM's 72 MiB of A and B "fit" a 60 MiB L2, yet row order
+    re-reads B 26 times (validation/h200/l2_raster.csv), and a pointer chase gets slower from 40 MiB on (latency.csv).
+    """
+    return machine.l2.partitions
 
 
 def _tile_offsets(spec: GPUKernelSpec, L: Layout, tm: np.ndarray, tn: np.ndarray) -> np.ndarray:
