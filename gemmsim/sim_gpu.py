@@ -305,7 +305,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
         raise KernelError(f"kernel {case.kernel!r} needs a GEMM shape (M, N, K)")
     kernel = GPU_KERNELS[case.kernel]
     params = kernel.params(**case.params)
-    spec = kernel.spec(params, case.dtype, m)
+    spec = kernel.spec(params, case.dtype, m, M=case.M)
     M, N, K = case.M, case.N, case.K
     occ = occupancy(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
     layout = Layout.build(M, N, K, case.dtype, LayoutSpec(**(case.layout or {})))

@@ -149,3 +149,18 @@ def test_pipeline_depth_experiment(tmp_path):
     assert by_s[3]["claim_blocks_hold"] == "False" and "cannot hold" in by_s[3]["claim_check"]
     assert float(by_s[3]["peak_tflops"]) == pytest.approx(30.23, abs=0.01)  # fp16 with fp32 accumulate, half rate
     assert float(by_s[3]["seed_fraction_of_fp32_acc_peak"]) > 1  # 31.9 TFLOP/s is above it at 2460 MHz
+
+
+def test_gemm_picks_a_skinny_tile_for_decode_and_is_not_compute_bound():
+    """Decode (M = batch = 1) on a 128-row tile would compute 127 rows of padding; gemm takes 16 rows, and at
+    ~1 FLOP/B the time is set by memory (DRAM or its latency), not by the tensor cores (seed 000 section 14)."""
+    from gemmsim.kernels.gpu import KERNELS as GPU
+    from gemmsim.machine import load_machine
+    from gemmsim.sim_gpu import simulate_gpu
+
+    a100 = load_machine("a100")
+    assert GPU["gemm"].spec({}, "bf16", a100, M=1).BM == 16
+    assert GPU["gemm"].spec({}, "bf16", a100, M=4096).BM == 128
+    row = simulate_gpu(a100, "gemm", M=1, N=4096, K=4096, dtype="bf16")
+    assert row["bound"] != "compute"
+    assert row["intensity_flop_per_byte"] == pytest.approx(1.0, rel=0.05)

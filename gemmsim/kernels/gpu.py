@@ -631,13 +631,15 @@ class GPUKernel:
     params: type[Strict]
     lanes: str | None = None  # for loop-order names: 'i' or 'j' across lanes
 
-    def spec(self, params: Strict | dict, dtype: str, machine=None) -> GPUKernelSpec:
-        """The concrete kernel for these parameters and dtype (``machine`` picks ``gemm``'s default)."""
+    def spec(self, params: Strict | dict, dtype: str, machine=None, M: int | None = None) -> GPUKernelSpec:
+        """The concrete kernel for these parameters and dtype (``machine`` and the problem's ``M`` pick ``gemm``'s default)."""
         p = params if isinstance(params, self.params) else self.params(**(params or {}))
         try:
             dtype_bytes(dtype)
         except ValueError as err:
             raise KernelError(str(err)) from None
+        if self._family == "gemm":
+            return _build_gemm(self, p, dtype, machine, M)
         return _BUILDERS[self._family](self, p, dtype, machine)
 
     @property
@@ -691,15 +693,18 @@ def uses_tensor_cores(machine, dtype: str) -> bool:
     return bool(table and dtype in table) if machine is not None else dtype in ("fp16", "bf16", "tf32", "int8", "fp8")
 
 
-def _build_gemm(k: GPUKernel, p: GemmParams, dtype: str, machine) -> GPUKernelSpec:
+def _build_gemm(k: GPUKernel, p: GemmParams, dtype: str, machine, M: int | None = None) -> GPUKernelSpec:
     if uses_tensor_cores(machine, dtype):
-        tp = TensorCoreParams(stages=p.stages, raster=p.raster, group_m=p.group_m, mma=_MMA_BY_ELEM[dtype_bytes(dtype)],
-                              BK=max(32, 32 // dtype_bytes(dtype)))
+        # cuBLAS picks skinny tiles when M is small (decode: M = batch), e.g. 64x48 / 64x64 seen on the H200
+        # (GPU_FACTS 3.4): a 128-row tile would compute mostly padding. Rows: the power of two >= M, 16..128.
+        bm = 128 if M is None else min(128, max(16, 1 << max(0, (M - 1).bit_length())))
+        tp = TensorCoreParams(BM=bm, WM=min(64, bm), WN=64 if bm >= 64 else 32, stages=p.stages, raster=p.raster,
+                              group_m=p.group_m, mma=_MMA_BY_ELEM[dtype_bytes(dtype)], BK=max(32, 32 // dtype_bytes(dtype)))
         return _build_tensorcore(KERNELS["tensorcore"], tp, dtype, machine)
     return _build_tiled(KERNELS["tiled_smem"], TiledParams(TILE=32, raster=p.raster, group_m=p.group_m), dtype, machine)
 
 
-_BUILDERS = {"naive": _build_naive, "tiled": _build_tiled, "tensorcore": _build_tensorcore, "gemm": _build_gemm}
+_BUILDERS = {"naive": _build_naive, "tiled": _build_tiled, "tensorcore": _build_tensorcore}
 
 #: Loop-order names and the index that runs across a warp's lanes: the later of i and j in the name.
 LOOP_ORDER_LANES = {o: ("j" if o.index("j") > o.index("i") else "i") for o in ("ijk", "ikj", "jik", "jki", "kij", "kji")}
