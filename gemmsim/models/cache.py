@@ -26,6 +26,17 @@ core, and counted in ``writebacks``; each invalidated copy counts one ``invalida
 if ``forward_invalidations``, passes on an *invalidate record* (``is_write == 2``, ``addr`` = line address,
 ``core`` = c) so that deeper private levels (``"receiver"``) drop their copies as well. Levels not taking part
 in coherence skip invalidate records without counting them. Only writes invalidate (no read downgrades).
+A receiver passes an invalidate record on as it received it.
+
+How it runs. The public class checks its inputs and owns the state arrays; a compiled kernel (numba, GIL
+released) walks a whole chunk: ``_run_small`` for one copy of at most 16 ways (every real L1 and L2),
+``_run_copies`` for per-core copies and coherence, ``_run_any`` for more than 16 ways. The first two keep, per
+set, an 8-bit fingerprint of each way's line packed in one word (a lookup compares 8 ways at once and reads a
+full tag only for a candidate) and the ways' recency (LRU) or age (FIFO) as 4-bit ranks packed in another (the
+victim is the last rank; promoting a way is a few shifts); ``_run_any`` keeps timestamps. The kernels handle
+accesses within one line; at the first access that spans lines they stop and the rest of the chunk is cut into
+one access per line (``split_lines``, vectorised), which is exactly the per-line rule above. Every kernel is
+checked against the naive reference in tests/reference/ref_cache.py.
 """
 
 from __future__ import annotations
@@ -169,7 +180,7 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
                 front = True
         fp = np.uint64(0)
         if hit < 0:
-            fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(56)) % np.uint64(254)
+            fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(57))  # 2..129: never 0 (invalid) or 1 (no way)
             q = fp * _ONES8
             for j in range(nw):
                 x = fpw[s * nw + j] ^ q
@@ -255,15 +266,193 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     return n, w
 
 
+@njit(cache=True, nogil=True)
+def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                write_allocate, copies, coherence, forward, out):  # fmt: skip
+    """``_run_small`` for per-core copies, with write-invalidate coherence (ways <= 16, accesses within one line).
+
+    The state arrays hold ``copies`` caches one after the other (row = copy * sets + set). A dropped copy's way
+    gets fingerprint 0, tag -1 and the oldest rank, so it is the next one filled. ``out`` has room for
+    2 + copies records per access. Returns (next access, records written), stopping before an access that spans
+    lines.
+    """
+    pow2 = (sets & (sets - 1)) == 0
+    mask = sets - 1
+    nw = (ways + 7) >> 3
+    u4 = np.uint64(4)
+    wmask = np.uint64(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+    unused = ~wmask
+    old_rank = np.uint64(4 * (ways - 1))
+    line_word = np.uint64(1) << np.uint64(shift)
+    store_bit = np.uint64(1) << np.uint64(32)
+    rng = np.uint64(st[1])
+    w = 0
+    for i in range(start, n):
+        a = np.int64(inp[2 * i])
+        meta = inp[2 * i + 1]
+        ln = a >> shift
+        last = (a + max(np.int64(meta & _M32), 1) - 1) >> shift
+        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
+        if kind != 2 and last != ln:
+            st[1] = np.int64(rng)
+            return i, w
+        core_word = meta & np.uint64(0xFF0000000000)
+        c = np.int64(core_word >> np.uint64(40))
+        cp = c if copies > 1 else 0
+        s = (ln & mask) if pow2 else (ln % sets)
+        fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(57))
+        q = fp * _ONES8
+        if kind == 2 or (kind != 0 and coherence == 1):
+            # Write-invalidate: an invalidate record from the level above (core c wrote these lines), or a store
+            # at the first private level. Every other core's copy goes; a dirty one is written back first.
+            if coherence != 0:
+                for l in range(ln, last + 1):
+                    sl = (l & mask) if pow2 else (l % sets)
+                    ql = (np.uint64(2) + ((np.uint64(l) * _FPMUL) >> np.uint64(57))) * _ONES8
+                    for d in range(copies):
+                        if d == cp:
+                            continue
+                        row = d * sets + sl
+                        base = row * ways
+                        k = -1
+                        for j in range(nw):
+                            x = fpw[row * nw + j] ^ ql
+                            m = (x - _ONES8) & ~x & _HIGH8
+                            while m:
+                                kk = j * 8 + np.int64(trailing_zeros(m) >> 3)
+                                if tags[base + kk] == l:
+                                    k = kk
+                                    break
+                                m &= m - np.uint64(1)
+                            if k >= 0:
+                                break
+                        if k < 0:
+                            continue
+                        cnt[d, 6] += 1
+                        if dirty[base + k]:
+                            cnt[d, 4] += 1
+                            out[2 * w] = np.uint64(l << shift)
+                            out[2 * w + 1] = line_word | store_bit | (np.uint64(d) << np.uint64(40))
+                            w += 1
+                            dirty[base + k] = 0
+                        tags[base + k] = -1
+                        fi = row * nw + (k >> 3)
+                        fpw[fi] &= ~(np.uint64(0xFF) << np.uint64(8 * (k & 7)))
+                        if policy != 2:
+                            # The freed way becomes the oldest rank.
+                            o = order[row]
+                            y = o ^ (np.uint64(k) * _ONES4)
+                            p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
+                            hp = p + u4
+                            high = (o >> hp) if hp < np.uint64(64) else np.uint64(0)
+                            o = (o & ((np.uint64(1) << p) - np.uint64(1))) | (high << p)
+                            o = (o & ~(np.uint64(15) << old_rank)) | (np.uint64(k) << old_rank)
+                            order[row] = (o & wmask) | unused
+                if forward:
+                    # Pass the record on as received; a store at the first private level announces its line.
+                    if kind == 2:
+                        out[2 * w] = np.uint64(a)
+                        out[2 * w + 1] = meta
+                    else:
+                        out[2 * w] = np.uint64(ln << shift)
+                        out[2 * w + 1] = line_word | (np.uint64(2) << np.uint64(32)) | core_word
+                    w += 1
+            if kind == 2:
+                continue
+        store = kind != 0
+        row = cp * sets + s
+        base = row * ways
+        o = order[row]
+        hit = -1
+        front = False
+        if policy != 2:
+            w0 = np.int64(o & np.uint64(15))
+            if tags[base + w0] == ln:
+                hit = w0
+                front = True
+        if hit < 0:
+            for j in range(nw):
+                x = fpw[row * nw + j] ^ q
+                m = (x - _ONES8) & ~x & _HIGH8
+                while m:
+                    k = j * 8 + np.int64(trailing_zeros(m) >> 3)
+                    if tags[base + k] == ln:
+                        hit = k
+                        break
+                    m &= m - np.uint64(1)
+                if hit >= 0:
+                    break
+        through = False
+        if hit >= 0:
+            if policy == 0 and not front:
+                y = o ^ (np.uint64(hit) * _ONES4)
+                p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
+                hp = p + u4
+                high = ((o >> hp) << hp) if hp < np.uint64(64) else np.uint64(0)
+                order[row] = high | ((o & ((np.uint64(1) << p) - np.uint64(1))) << u4) | np.uint64(hit)
+            if store:
+                cnt[cp, 2] += 1
+                if write_back:
+                    dirty[base + hit] = 1
+                else:
+                    through = True
+            else:
+                cnt[cp, 0] += 1
+        else:
+            if store:
+                cnt[cp, 3] += 1
+            else:
+                cnt[cp, 1] += 1
+            if store and not write_allocate:
+                through = True
+            else:
+                out[2 * w] = np.uint64(ln << shift)
+                out[2 * w + 1] = line_word | core_word
+                w += 1
+                if policy == 2:
+                    v = -1
+                    for k in range(ways):
+                        if tags[base + k] < 0:
+                            v = k
+                            break
+                    if v < 0:
+                        rng = _xorshift(rng)
+                        v = np.int64(rng % np.uint64(ways))
+                else:
+                    v = np.int64((o >> old_rank) & np.uint64(15))
+                    order[row] = (((o << u4) | np.uint64(v)) & wmask) | unused
+                vt = tags[base + v]
+                if vt >= 0:
+                    cnt[cp, 5] += 1
+                    if dirty[base + v]:
+                        cnt[cp, 4] += 1
+                        out[2 * w] = np.uint64(vt << shift)
+                        out[2 * w + 1] = line_word | core_word | store_bit
+                        w += 1
+                tags[base + v] = ln
+                dirty[base + v] = 1 if (store and write_back) else 0
+                fi = row * nw + (v >> 3)
+                sb = np.uint64(8 * (v & 7))
+                fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
+                through = store and not write_back
+        if through:
+            size = meta & _M32
+            out[2 * w] = np.uint64(a)
+            out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
+            w += 1
+    st[1] = np.int64(rng)
+    return n, w
+
+
 def split_lines(chunk: np.ndarray, line_bytes: int) -> np.ndarray:
     """The same accesses with every one that spans lines cut into one access per line touched (the part inside
-    that line, same kind and core); a size of 0 counts as 1 byte. Vectorised; returns ``chunk`` itself when
-    nothing needs cutting."""
+    that line, same kind and core); a size of 0 counts as 1 byte. Invalidate records stay whole (a level passes
+    them on as it received them). Vectorised; returns ``chunk`` itself when nothing needs cutting."""
     shift = line_bytes.bit_length() - 1
     addr = chunk["addr"].astype(np.int64)
     size = np.maximum(chunk["size"].astype(np.int64), 1)
     first = addr >> shift
-    count = ((addr + size - 1) >> shift) - first + 1
+    count = np.where(chunk["is_write"] == INVALIDATE, 1, ((addr + size - 1) >> shift) - first + 1)
     if np.all(count == 1) and np.all(chunk["size"] > 0):
         return chunk
     idx = np.repeat(np.arange(chunk.shape[0]), count)
@@ -272,151 +461,141 @@ def split_lines(chunk: np.ndarray, line_bytes: int) -> np.ndarray:
     lo = np.maximum(line << shift, addr[idx])
     hi = np.minimum((line + 1) << shift, addr[idx] + size[idx])
     out = chunk[idx]
-    out["addr"] = lo
-    out["size"] = hi - lo
+    keep = out["is_write"] == INVALIDATE
+    out["addr"] = np.where(keep, out["addr"], lo)
+    out["size"] = np.where(keep, out["size"], hi - lo)
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _drop_others(tags, stamps, dirty, cnt, out, w, ln, s, sets, ways, shift, copies, keep):
-    """Write-invalidate line ln in every copy but ``keep`` (a dirty copy is written back first); returns w."""
-    for d in range(copies):
-        if d == keep:
-            continue
-        base = (d * sets + s) * ways
-        for k in range(ways):
-            if tags[base + k] == ln:
-                cnt[d, 6] += 1
-                if dirty[base + k]:
-                    cnt[d, 4] += 1
-                    _rec(out, w, ln << shift, np.int64(1) << shift, 1, d)
-                    w += 1
-                    dirty[base + k] = 0
-                tags[base + k] = -1
-                stamps[base + k] = 0
-                break
-    return w
-
-
 @njit(cache=True, nogil=True)
-def _run_any(inp, start, n, tags, dirty, stamps, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
+def _run_any(inp, start, n, tags, dirty, stamps, mru, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
              copies, coherence, forward, out):  # fmt: skip
-    """General kernel: any ways, per-core copies, coherence. Returns (next access, records written).
+    """General kernel: any ways, per-core copies, coherence; accesses within one line. Returns (next access,
+    records written), stopping before the first access that spans lines (the caller splits those).
 
     ``tags[(copy*sets + set)*ways + way]`` (line number, -1 when invalid), ``dirty``, ``stamps`` (time of the last
-    use for LRU, of insertion for FIFO; 0 when invalid, so invalid ways are taken first); st = [clock, rng].
+    use for LRU, of insertion for FIFO; 0 when invalid, so invalid ways are taken first), ``mru[copy*sets + set]``
+    (the way used last, looked at first); st = [clock, rng]. ``out`` has room for 2 + copies records per access.
     """
     line_bytes = np.int64(1) << shift
     pow2 = (sets & (sets - 1)) == 0
     mask = sets - 1
-    cap = out.shape[0] // 2
-    per_line = 2 + copies  # most records one line can produce: other copies' write-backs, invalidate, load, victim
     clock = st[0]
     rng = np.uint64(st[1])
     w = 0
-    i = start
-    while i < n:
+    for i in range(start, n):
         a = np.int64(inp[2 * i])
         meta = inp[2 * i + 1]
-        sz = np.int64(meta & _M32)
-        if sz < 1:
-            sz = 1
+        ln = a >> shift
+        last = (a + max(np.int64(meta & _M32), 1) - 1) >> shift
         kind = np.int64((meta >> np.uint64(32)) & np.uint64(0xFF))
+        if kind != 2 and last != ln:
+            st[0] = clock
+            st[1] = np.int64(rng)
+            return i, w
         c = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF))
         cp = c if copies > 1 else 0
-        ln = a >> shift
-        last = (a + sz - 1) >> shift
-        if w + per_line * (last - ln + n - i) > cap:
-            break
-        i += 1
-        if kind == 2:
-            # An invalidate record from the level above: core c wrote these lines.
-            if coherence == 2:
-                while True:
-                    s = (ln & mask) if pow2 else (ln % sets)
-                    w = _drop_others(tags, stamps, dirty, cnt, out, w, ln, s, sets, ways, shift, copies, c)
-                    if ln >= last:
-                        break
-                    ln += 1
+        s = (ln & mask) if pow2 else (ln % sets)
+        if kind == 2 or (kind != 0 and coherence == 1):
+            # Write-invalidate: an invalidate record from the level above (core c wrote these lines), or a store
+            # at the first private level. Every other core's copy goes; a dirty one is written back first.
+            if coherence != 0:
+                for l in range(ln, last + 1):
+                    sl = (l & mask) if pow2 else (l % sets)
+                    for d in range(copies):
+                        if d == cp:
+                            continue
+                        base = (d * sets + sl) * ways
+                        for k in range(ways):
+                            if tags[base + k] == l:
+                                cnt[d, 6] += 1
+                                if dirty[base + k]:
+                                    cnt[d, 4] += 1
+                                    _rec(out, w, l << shift, line_bytes, 1, d)
+                                    w += 1
+                                    dirty[base + k] = 0
+                                tags[base + k] = -1
+                                stamps[base + k] = 0
+                                break
                 if forward:
-                    _rec(out, w, a, sz, 2, c)
+                    # Pass the record on as received; a store at the first private level announces its line.
+                    if kind == 2:
+                        _rec(out, w, a, meta & _M32, 2, c)
+                    else:
+                        _rec(out, w, ln << shift, line_bytes, 2, c)
                     w += 1
-            continue
+            if kind == 2:
+                continue
         store = kind != 0
-        while True:
-            clock += 1
-            s = (ln & mask) if pow2 else (ln % sets)
-            if store and coherence == 1:
-                w = _drop_others(tags, stamps, dirty, cnt, out, w, ln, s, sets, ways, shift, copies, cp)
-                if forward:
-                    _rec(out, w, ln << shift, line_bytes, 2, c)
-                    w += 1
-            base = (cp * sets + s) * ways
+        clock += 1
+        row = cp * sets + s
+        base = row * ways
+        hit = mru[row]
+        if tags[base + hit] != ln:
             hit = -1
             for k in range(ways):
                 if tags[base + k] == ln:
                     hit = k
                     break
-            through = False
-            if hit >= 0:
-                if policy == 0:
-                    stamps[base + hit] = clock
-                if store:
-                    cnt[cp, 2] += 1
-                    if write_back:
-                        dirty[base + hit] = 1
-                    else:
-                        through = True
+        through = False
+        if hit >= 0:
+            mru[row] = hit
+            if policy == 0:
+                stamps[base + hit] = clock
+            if store:
+                cnt[cp, 2] += 1
+                if write_back:
+                    dirty[base + hit] = 1
                 else:
-                    cnt[cp, 0] += 1
-            else:
-                if store:
-                    cnt[cp, 3] += 1
-                else:
-                    cnt[cp, 1] += 1
-                if store and not write_allocate:
                     through = True
-                else:
-                    _rec(out, w, ln << shift, line_bytes, 0, c)
-                    w += 1
-                    v = 0
-                    if policy == 2:
-                        v = -1
-                        for k in range(ways):
-                            if tags[base + k] < 0:
-                                v = k
-                                break
-                        if v < 0:
-                            rng = _xorshift(rng)
-                            v = np.int64(rng % np.uint64(ways))
-                    else:
-                        best = stamps[base]
-                        for k in range(1, ways):
-                            if stamps[base + k] < best:
-                                best = stamps[base + k]
-                                v = k
-                    vt = tags[base + v]
-                    if vt >= 0:
-                        cnt[cp, 5] += 1
-                        if dirty[base + v]:
-                            cnt[cp, 4] += 1
-                            _rec(out, w, vt << shift, line_bytes, 1, c)
-                            w += 1
-                    tags[base + v] = ln
-                    stamps[base + v] = clock
-                    dirty[base + v] = 1 if (store and write_back) else 0
-                    through = store and not write_back
-            if through:
-                lo = max(ln << shift, a)
-                hi = min((ln + 1) << shift, a + sz)
-                _rec(out, w, lo, hi - lo, 1, c)
+            else:
+                cnt[cp, 0] += 1
+        else:
+            if store:
+                cnt[cp, 3] += 1
+            else:
+                cnt[cp, 1] += 1
+            if store and not write_allocate:
+                through = True
+            else:
+                # Fetch the line from the next level first, then deal with the victim.
+                _rec(out, w, ln << shift, line_bytes, 0, c)
                 w += 1
-            if ln >= last:
-                break
-            ln += 1
+                v = 0
+                if policy == 2:
+                    v = -1
+                    for k in range(ways):
+                        if tags[base + k] < 0:
+                            v = k
+                            break
+                    if v < 0:
+                        rng = _xorshift(rng)
+                        v = np.int64(rng % np.uint64(ways))
+                else:
+                    best = stamps[base]
+                    for k in range(1, ways):
+                        if stamps[base + k] < best:
+                            best = stamps[base + k]
+                            v = k
+                vt = tags[base + v]
+                if vt >= 0:
+                    cnt[cp, 5] += 1
+                    if dirty[base + v]:
+                        cnt[cp, 4] += 1
+                        _rec(out, w, vt << shift, line_bytes, 1, c)
+                        w += 1
+                tags[base + v] = ln
+                stamps[base + v] = clock
+                dirty[base + v] = 1 if (store and write_back) else 0
+                mru[row] = v
+                through = store and not write_back
+        if through:
+            size = np.int64(meta & _M32)
+            _rec(out, w, a, max(size, 1), 1, c)
+            w += 1
     st[0] = clock
     st[1] = np.int64(rng)
-    return i, w
+    return n, w
 
 
 class Cache:
@@ -474,15 +653,17 @@ class Cache:
         self.coherence = coherence
         self.forward_invalidations = bool(forward_invalidations)
         self._shift = self.line_bytes.bit_length() - 1
-        # One copy without coherence and at most 16 ways (every real L1/L2) takes the fast kernel.
-        self._small = self.copies == 1 and coherence == "none" and self.ways <= SMALL_WAYS
+        # Up to 16 ways (every real L1 and L2) the packed kernels run: _run_small for one copy without coherence,
+        # _run_copies for per-core copies; more ways take the general _run_any.
+        self._packed = self.ways <= SMALL_WAYS
+        self._small = self._packed and self.copies == 1 and coherence == "none"
         n = self.copies * self.sets * self.ways
         self._tags = np.empty(n, dtype=np.int64)
         self._dirty = np.empty(n, dtype=np.uint8)
-        if self._small:
+        if self._packed:
             nw = (self.ways + 7) // 8
-            self._fpw = np.empty(self.sets * nw, dtype=np.uint64)
-            self._order = np.empty(self.sets, dtype=np.uint64)
+            self._fpw = np.empty(self.copies * self.sets * nw, dtype=np.uint64)
+            self._order = np.empty(self.copies * self.sets, dtype=np.uint64)
             # Fingerprint bytes of ways that do not exist hold 1 (never a fingerprint); rank nibbles beyond the
             # last way hold 15 (never a way of a cache with fewer than 16 ways).
             fp0 = np.zeros(nw, dtype=np.uint64)
@@ -492,6 +673,7 @@ class Cache:
             self._order0 = np.uint64(sum((r if r < self.ways else 15) << (4 * r) for r in range(16)))
         else:
             self._stamps = np.empty(n, dtype=np.int64)
+            self._mru = np.empty(self.copies * self.sets, dtype=np.int64)
         self._cnt = np.empty((self.copies, _NCOUNTERS), dtype=np.int64)
         self._st = np.empty(2, dtype=np.int64)
         self._out = np.empty(0, dtype=ACCESS)
@@ -538,11 +720,12 @@ class Cache:
         """Empty the cache (every line invalid), zero the counters, restart the random generator."""
         self._tags.fill(-1)
         self._dirty.fill(0)
-        if self._small:
-            self._fpw.reshape(self.sets, -1)[:] = self._fp0
+        if self._packed:
+            self._fpw.reshape(self.copies * self.sets, -1)[:] = self._fp0
             self._order.fill(self._order0)
         else:
             self._stamps.fill(0)
+            self._mru.fill(0)
         self._cnt.fill(0)
         self._st[0] = 0
         self._st[1] = np.uint64(_seed_state(self.seed)).view(np.int64)
@@ -558,53 +741,44 @@ class Cache:
                 f"cache {self.name!r}: access {bad} comes from core {int(chunk['core'][bad])}, "
                 f"but the level has only {self.copies} per-core copies"
             )
-        if self._small:
-            return self._feed_small(chunk)
-        words = as_words(chunk)
-        per = 2 + self.copies
+        # Records this level may send per access: the line load and the victim; with coherence also the other
+        # copies' write-backs and an invalidate record.
+        per = 2 if self._small else 2 + self.copies
         if self._out.shape[0] < per * n + 64:
             self._out = np.empty(per * n + 64, dtype=ACCESS)
-        pos, written = 0, 0
-        while True:
-            out = self._out.view(np.uint64)[2 * written :]
-            pos, w = _run_any(
-                words, pos, n, self._tags, self._dirty, self._stamps, self._cnt, self._st,
-                self.sets, self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back,
-                self.write_allocate, self.copies, _COHERENCE_CODE[self.coherence], self.forward_invalidations, out,
-            )  # fmt: skip
-            written += w
-            if pos >= n:
-                return self._out[:written]
-            # An access spanning many lines did not fit: grow the buffer and go on where the kernel stopped.
-            a, sz = int(chunk["addr"][pos]), max(int(chunk["size"][pos]), 1)
-            span = ((a + sz - 1) >> self._shift) - (a >> self._shift) + 1
-            bigger = np.empty(max(2 * self._out.shape[0], written + per * (span + n - pos) + 64), dtype=ACCESS)
-            bigger[:written] = self._out[:written]
-            self._out = bigger
-
-    def _feed_small(self, chunk: np.ndarray) -> np.ndarray:
-        """The fast kernel's loop: it stops at the first access spanning lines; the rest of the chunk is then cut
-        into one access per line (``split_lines``) and run from there."""
-        n = chunk.shape[0]
-        if self._out.shape[0] < 2 * n + 64:
-            self._out = np.empty(2 * n + 64, dtype=ACCESS)
-        policy = _POLICY_CODE[self.policy]
-        pos, w = _run_small(
-            as_words(chunk), 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
-            self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, self._out.view(np.uint64),
-        )  # fmt: skip
+        pos, w = self._run(as_words(chunk), n, self._out.view(np.uint64))
         if pos >= n:
             return self._out[:w]
+        # The kernels stop at the first access spanning lines: cut the rest of the chunk into one access per line
+        # touched and go on from there.
         rest = split_lines(chunk[pos:], self.line_bytes)
-        if self._out.shape[0] < w + 2 * rest.shape[0] + 64:
-            bigger = np.empty(w + 2 * rest.shape[0] + 64, dtype=ACCESS)
+        if self._out.shape[0] < w + per * rest.shape[0] + 64:
+            bigger = np.empty(w + per * rest.shape[0] + 64, dtype=ACCESS)
             bigger[:w] = self._out[:w]
             self._out = bigger
-        _, w2 = _run_small(
-            as_words(rest), 0, rest.shape[0], self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
-            self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, self._out.view(np.uint64)[2 * w :],
-        )  # fmt: skip
+        _, w2 = self._run(as_words(rest), rest.shape[0], self._out.view(np.uint64)[2 * w :])
         return self._out[: w + w2]
+
+    def _run(self, words: np.ndarray, n: int, out: np.ndarray) -> tuple[int, int]:
+        """Run the kernel that fits this level over ``n`` records; (next record, records written)."""
+        policy = _POLICY_CODE[self.policy]
+        if self._small:
+            return _run_small(
+                words, 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
+                self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, out,
+            )  # fmt: skip
+        coherence = _COHERENCE_CODE[self.coherence]
+        if self._packed:
+            return _run_copies(
+                words, 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
+                self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate,
+                self.copies, coherence, self.forward_invalidations, out,
+            )  # fmt: skip
+        return _run_any(
+            words, 0, n, self._tags, self._dirty, self._stamps, self._mru, self._cnt, self._st,
+            self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate,
+            self.copies, coherence, self.forward_invalidations, out,
+        )  # fmt: skip
 
     def feed(self, chunk: np.ndarray) -> np.ndarray:
         """Simulate a chunk of ACCESS records; return the records sent to the next level (a new array).

@@ -31,6 +31,8 @@ def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copie
     pow2 = (sets & (sets - 1)) == 0
     mask = sets - 1
     clock = st[0]
+    hits = 0
+    misses = 0
     w = 0
     for i in range(start, n):
         a = np.int64(inp[2 * i])
@@ -40,25 +42,38 @@ def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copie
         pg = a >> shift
         if ((a + np.int64(meta & np.uint64(0xFFFFFFFF)) - 1) >> shift) != pg:
             st[0] = clock
+            cnt[0, 0] += hits
+            cnt[0, 1] += misses
             return i, w
         cp = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF)) if copies > 1 else 0
         clock += 1
         s = (pg & mask) if pow2 else (pg % sets)
         row = cp * sets + s
         base = row * ways
-        hit = mru[row]
-        if tags[base + hit] != pg:
-            hit = -1
-            for k in range(ways):
-                if tags[base + k] == pg:
-                    hit = k
-                    break
+        if tags[base + mru[row]] == pg:
+            # The set's most recent page again: already the newest, nothing to update.
+            if copies == 1:
+                hits += 1
+            else:
+                cnt[cp, 0] += 1
+            continue
+        hit = -1
+        for k in range(ways):
+            if tags[base + k] == pg:
+                hit = k
+                break
         if hit >= 0:
             stamps[base + hit] = clock
             mru[row] = hit
-            cnt[cp, 0] += 1
+            if copies == 1:
+                hits += 1
+            else:
+                cnt[cp, 0] += 1
             continue
-        cnt[cp, 1] += 1
+        if copies == 1:
+            misses += 1
+        else:
+            cnt[cp, 1] += 1
         v = 0
         best = stamps[base]
         for k in range(1, ways):
@@ -72,6 +87,8 @@ def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copie
         out[2 * w + 1] = meta | np.uint64(1) if (meta & np.uint64(0xFFFFFFFF)) == 0 else meta
         w += 1
     st[0] = clock
+    cnt[0, 0] += hits
+    cnt[0, 1] += misses
     return n, w
 
 

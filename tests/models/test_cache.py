@@ -225,3 +225,24 @@ def test_bad_configuration(kw):
 def test_wrong_chunk_type():
     with pytest.raises(TypeError):
         Cache("L1", 4, 2, 64).feed(np.zeros(4, dtype=np.uint64))
+
+
+@pytest.mark.parametrize("ways", [4, 20])
+def test_random_policy_per_core_copies(ways):
+    """Per-core copies (the multi-core kernels) under random replacement: reproducible, and each core's copy
+    sees only its own accesses (a copy alone gives the same counts as that core's accesses through one cache)."""
+    rng = np.random.default_rng(2)
+    addr = rng.integers(0, 1 << 12, 6000) * 4
+    core = rng.integers(0, 2, 6000)
+    chunk = make_chunk(addr, 4, 0, core)
+    a = Cache("L1", 4, ways, 64, "random", seed=3, copies=2)
+    b = Cache("L1", 4, ways, 64, "random", seed=3, copies=2)
+    assert records(a.feed(chunk)) == records(b.feed(chunk))
+    per_core = a.core_counters()
+    assert [c["loads"] for c in per_core] == [int((core == 0).sum()), int((core == 1).sum())]
+    lru = Cache("L1", 4, ways, 64, copies=2)
+    lru.feed(chunk)
+    for k in (0, 1):
+        alone = Cache("L1", 4, ways, 64)
+        alone.feed(make_chunk(addr[core == k], 4, 0))
+        assert lru.core_counters()[k] == alone.counters()

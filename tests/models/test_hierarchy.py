@@ -77,6 +77,8 @@ def test_single_core_chain_matches_per_access_reference(specs, trace, data):
 @settings(max_examples=60, deadline=None)
 @given(specs=st.lists(level, min_size=1, max_size=3), cores=st.integers(2, 4), data=st.data())
 def test_multicore_coherence_matches_reference(specs, cores, data):
+    if data.draw(st.booleans(), label="more than 16 ways (general kernel)"):
+        specs = [(s, w + 16, ln, p, wb, wa) for s, w, ln, p, wb, wa in specs]
     trace = data.draw(multicore_traces(cores))
     n_private = data.draw(st.integers(1, len(specs)))
     private = [True] * n_private + [False] * (len(specs) - n_private)
