@@ -123,10 +123,6 @@ def traces(draw, stores=True):
 geometry = st.tuples(st.sampled_from([1, 2, 3, 4, 8, 16]), st.integers(1, 8))
 
 
-def chain(draw_geoms, lines):
-    return [(s, w, ln) for (s, w), ln in zip(draw_geoms, lines)]
-
-
 @settings(max_examples=60, deadline=None)
 @given(g=geometry, line=st.sampled_from([16, 32, 64, 128]), trace=traces())
 def test_one_level_lru_with_stores(g, line, trace):
