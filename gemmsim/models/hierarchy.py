@@ -80,7 +80,9 @@ class Hierarchy:
     replaced by per-core copies of the given caches (``self.levels`` holds the caches actually simulated), and
     the TLBs are per core too.
 
-    ``feed(chunk)``, ``simulate(chunks)``, ``counters()``, ``reset()``; see the module docstring.
+    The hierarchy owns the caches and TLBs it is given (it simulates into them; do not share them between
+    hierarchies). ``feed(chunk)``, ``simulate(chunks, pipeline=False)``, ``counters()``, ``reset()``; see the
+    module docstring.
     """
 
     def __init__(self, levels: Sequence[Cache], tlbs: Sequence[TLB] = (), cores: int = 1, private: Sequence[bool] | None = None):
