@@ -100,7 +100,15 @@ def cell(row: dict, col: str) -> str:
 
 
 def table(rows: list[dict], columns: list[tuple[str, str]] | None = None) -> str:
-    """A plain-text table of the rows (one line per case)."""
+    """Plain-text tables of the rows, one line per case and one table per machine kind (each kind has its own counters)."""
+    if columns is None:
+        kinds = list(dict.fromkeys(r.get("machine_kind", "") for r in rows))
+        if len(kinds) > 1:
+            return "\n\n".join(_table([r for r in rows if r.get("machine_kind", "") == k], None) for k in kinds)
+    return _table(rows, columns)
+
+
+def _table(rows: list[dict], columns: list[tuple[str, str]] | None) -> str:
     cols = columns or table_columns(rows)
     cells = [[h for _, h in cols]] + [[cell(r, c) for c, _ in cols] for r in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(cols))]

@@ -107,8 +107,10 @@ def _simulate_item(item: tuple) -> tuple[dict, float]:
     return _plain(res), time.perf_counter() - t0
 
 
-def _row(case: Case, res: dict, wall_s: float, from_cache: bool) -> dict:
-    return {**case.columns(), **case.tags, **res, "case_key": case.key(), "sim_wall_s": wall_s, "from_cache": from_cache}
+def _row(case: Case, kind: str, res: dict, wall_s: float, from_cache: bool) -> dict:
+    return {
+        **case.columns(), "machine_kind": kind, **case.tags, **res, "case_key": case.key(), "sim_wall_s": wall_s, "from_cache": from_cache
+    }
 
 
 #: modules that only present results (or orchestrate runs) and cannot change what run_case returns
@@ -209,7 +211,7 @@ def simulate_cases(
             todo.append(idx)
         else:
             for i in idx:
-                rows[i] = _row(cases[i], hit[0], hit[1], True)
+                rows[i] = _row(cases[i], p.machines[c.machine].kind, hit[0], hit[1], True)
     prog.cached(len(cases) - sum(len(idx) for idx in todo))
     ex = executor or LocalExecutor(jobs)
     try:
@@ -218,7 +220,7 @@ def simulate_cases(
             if cache is not None:
                 cache.put(p.machines[first.machine], first, res, wall)
             for i in todo[j]:
-                rows[i] = _row(cases[i], res, wall, False)
+                rows[i] = _row(cases[i], p.machines[first.machine].kind, res, wall, False)
                 prog.step(_label(cases[i]))
     finally:
         if executor is None:
