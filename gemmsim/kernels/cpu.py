@@ -98,7 +98,7 @@ def _layout_table(lay: Layout) -> np.ndarray:
     return np.array([a, b, c, c], dtype=np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, epi, tab, elem):
     """Write up to len(addr) accesses of a (blocked) loop nest, resuming from and updating ``st``.
 
