@@ -27,7 +27,6 @@ import yaml
 from gemmsim.errors import GemmsimError, ResultsError
 
 #: Files a results folder must have for a report.
-REQUIRED = ("experiment.yaml", "results.json")
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 72rem;
@@ -60,25 +59,10 @@ def check_results_folder(folder: str | Path) -> tuple[dict, dict, dict]:
     ``machines/NAME.yaml`` of every machine the rows name).
     """
     from gemmsim.machine import machine_from_dict
+    from gemmsim.report import read_results
 
     folder = Path(folder)
-    if not folder.is_dir():
-        raise ResultsError(f"no such results folder: {folder}")
-    missing = [f for f in REQUIRED if not (folder / f).is_file()]
-    if missing:
-        raise ResultsError(f"results folder is incomplete: missing {', '.join(missing)}", source=str(folder))
-    try:
-        exp = yaml.safe_load((folder / "experiment.yaml").read_text())
-        payload = json.loads((folder / "results.json").read_text())
-    except (yaml.YAMLError, json.JSONDecodeError, OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"cannot read the results: {exc}", source=str(folder)) from None
-    problems = []
-    if not isinstance(exp, dict):
-        problems.append("experiment.yaml is not a mapping")
-    if not isinstance(payload, dict) or not isinstance(payload.get("rows"), list) or not all(isinstance(r, dict) for r in payload["rows"]):
-        problems.append("results.json has no list of 'rows'")
-    if problems:
-        raise ResultsError("results folder is unreadable", source=str(folder), problems=problems)
+    exp, payload = read_results(folder)
     machines, missing = {}, []
     for name in dict.fromkeys(str(r.get("machine")) for r in payload["rows"]):
         path = folder / "machines" / f"{Path(name).stem}.yaml"

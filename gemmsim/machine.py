@@ -19,7 +19,7 @@ from pydantic import Field, TypeAdapter, ValidationError, model_validator
 from gemmsim.errors import MachineFileError
 from gemmsim.machine_gpu import GPUMachine
 from gemmsim.machine_systolic import SystolicMachine
-from gemmsim.schema import Bytes, Strict
+from gemmsim.schema import Bytes, MachineHeader, Strict
 from gemmsim.units import DTYPE_BYTES, dtype_bytes, is_power_of_two
 
 SCHEMA_VERSION = 1
@@ -99,17 +99,10 @@ class DRAM(Strict):
     latency_ns: float = Field(gt=0, description="Load latency of a DRAM access, nanoseconds.")
 
 
-class CPUMachine(Strict):
+class CPUMachine(MachineHeader):
     """A multicore CPU: cores with SIMD FMA units, a cache hierarchy, TLBs and DRAM."""
 
-    schema_version: Literal[1] = Field(description="Version of the machine-file schema.")
     kind: Literal["cpu"] = Field(description="Machine type.")
-    name: str = Field(description="Short name, as used on the command line.")
-    description: str = Field("", description="What this machine is.")
-    sources: list[str] = Field(default_factory=list, description="Public sources the numbers come from.")
-    estimated: list[str] = Field(
-        default_factory=list, description="Field paths whose values are estimates rather than readings or citations."
-    )
     clock_ghz: float = Field(gt=0, description="Sustained core clock under vector load, GHz.")
     cores: int = Field(gt=0, description="Physical cores.")
     simd_bits: int = Field(gt=0, description="Width of one vector register in bits (128 NEON/SSE, 256 AVX2, 512 AVX-512).")

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gemmsim.schema import Bytes, Strict
+from gemmsim.schema import Bytes, MachineHeader, Strict
 from gemmsim.units import DTYPE_BYTES, is_power_of_two
 
 #: Accumulator type assumed when ``peak_tflops`` is asked for a tensor-core input dtype without one:
@@ -113,17 +113,10 @@ class GPUDRAM(Strict):
     latency_ns: float = Field(gt=0, description="Load latency of a DRAM access (L2 miss), nanoseconds.")
 
 
-class GPUMachine(Strict):
+class GPUMachine(MachineHeader):
     """A GPU: SMs with per-SM limits, shared memory banks, L1/L2, DRAM and per-dtype throughput."""
 
-    schema_version: Literal[1] = Field(description="Version of the machine-file schema.")
     kind: Literal["gpu"] = Field(description="Machine type.")
-    name: str = Field(description="Short name, as used on the command line.")
-    description: str = Field("", description="What this machine is.")
-    sources: list[str] = Field(default_factory=list, description="Public sources the numbers come from.")
-    estimated: list[str] = Field(
-        default_factory=list, description="Field paths whose values are estimates rather than readings or citations."
-    )
     compute_capability: str = Field(pattern=r"^\d+\.\d+$", description="CUDA compute capability, 'major.minor'.")
     sms: int = Field(gt=0, description="Streaming multiprocessors enabled on the product.")
     clock_mhz_max: float = Field(gt=0, description="Maximum (boost) SM clock, MHz; used for CUDA-core and memory-side peaks.")

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gemmsim.schema import Bytes, Strict
+from gemmsim.schema import Bytes, MachineHeader, Strict
 from gemmsim.units import DTYPE_BYTES, dtype_bytes
 
 #: The three dataflows: what stays in the PEs while the other operands stream past.
@@ -23,17 +23,10 @@ DATAFLOWS = ("ws", "os", "is")
 DATAFLOW_NAMES = {"ws": "weight stationary", "os": "output stationary", "is": "input stationary"}
 
 
-class SystolicMachine(Strict):
+class SystolicMachine(MachineHeader):
     """A systolic array of MAC processing elements with operand buffers and DRAM."""
 
-    schema_version: Literal[1] = Field(description="Version of the machine-file schema.")
     kind: Literal["systolic"] = Field(description="Machine type.")
-    name: str = Field(description="Short name, as used on the command line.")
-    description: str = Field("", description="What this machine is.")
-    sources: list[str] = Field(default_factory=list, description="Public sources the numbers come from.")
-    estimated: list[str] = Field(
-        default_factory=list, description="Field paths whose values are estimates or teaching choices rather than citations."
-    )
     rows: int = Field(gt=0, description="PE rows of the array (the K dimension in weight stationary).")
     cols: int = Field(gt=0, description="PE columns of the array (the N dimension in weight stationary).")
     clock_ghz: float = Field(gt=0, description="Array clock, GHz.")

@@ -155,8 +155,11 @@ def write_results(folder: Path, plan, rows: list[dict], notes: list[str], figure
     write_html_report(folder)
 
 
-def read_results(folder: str | Path) -> tuple[dict, list[dict]]:
-    """Read a results folder back: (experiment dict, rows). ResultsError names what is missing."""
+def read_results(folder: str | Path) -> tuple[dict, dict]:
+    """Read a results folder back: (experiment dict, results.json payload with its ``rows``).
+
+    ResultsError names every missing or unreadable file; nothing in the folder is changed.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise ResultsError(f"no such results folder: {folder}")
@@ -164,10 +167,15 @@ def read_results(folder: str | Path) -> tuple[dict, list[dict]]:
     if missing:
         raise ResultsError(f"results folder is incomplete: missing {', '.join(missing)}", source=str(folder))
     try:
-        payload = json.loads((folder / "results.json").read_text())
         exp = yaml.safe_load((folder / "experiment.yaml").read_text())
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ResultsError(f"cannot read results: {exc}", source=str(folder)) from None
-    if not isinstance(payload, dict) or "rows" not in payload:
-        raise ResultsError("results.json has no 'rows'", source=str(folder))
-    return exp, payload["rows"]
+        payload = json.loads((folder / "results.json").read_text())
+    except (yaml.YAMLError, json.JSONDecodeError, OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"cannot read the results: {exc}", source=str(folder)) from None
+    problems = []
+    if not isinstance(exp, dict):
+        problems.append("experiment.yaml is not a mapping")
+    if not isinstance(payload, dict) or not isinstance(payload.get("rows"), list) or not all(isinstance(r, dict) for r in payload["rows"]):
+        problems.append("results.json has no list of 'rows'")
+    if problems:
+        raise ResultsError("results folder is unreadable", source=str(folder), problems=problems)
+    return exp, payload
