@@ -103,3 +103,11 @@ def test_host_detection_gives_a_valid_cpu_machine():
     assert isinstance(m, CPUMachine) and m.name == "host"
     assert m.caches[0].size >= 4096
     assert "dram.bandwidth_gbps" in m.estimated
+
+
+def test_estimated_must_name_real_fields(tmp_path):
+    d = _haswell_dict()
+    d["estimated"] = ["caches[1].latency_cycles", "caches[9].ways", "dram.colour", "tlbs[0].miss_penalty_cycles.x"]
+    with pytest.raises(MachineFileError) as e:
+        load_machine(_write(tmp_path, d))
+    assert "estimated: no such field(s): caches[9].ways, dram.colour, tlbs[0].miss_penalty_cycles.x" in str(e.value)
