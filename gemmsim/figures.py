@@ -182,7 +182,7 @@ def _hit_rates(rows: list[dict]) -> Drawn | None:
         ax.set_ylabel("hit rate (%)")
         ax.set_ylim(0, 105)
         ax.set_title(f"{m}: hit rate per cache level")
-        ax.legend(fontsize=8, ncols=len(levels), loc="lower right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.grid(axis="y", alpha=0.3)
         first = levels[0]
         ok = [r for r in rs if _finite(r.get(f"{first}_hit_rate"))]
@@ -232,7 +232,7 @@ def _bytes_per_level(rows: list[dict]) -> Drawn | None:
         ax.set_xticks(range(len(rs)), [name(r, "\n") for r in rs], fontsize=8)
         ax.set_ylabel("bytes moved")
         ax.set_title(f"{m}: bytes moved between levels")
-        ax.legend(fontsize=8, ncols=len(levels))
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.grid(axis="y", alpha=0.3)
         ok = [r for r in rs if _finite(r.get("dram_bytes"))]
         if ok:

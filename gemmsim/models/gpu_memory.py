@@ -683,7 +683,7 @@ def simulate_memory(
         "l2_far_hits": cnt[_C_L2_FAR_HIT] * scale,
         "l2_read_misses": cnt[_C_L2_RD_MISS] * scale,
         "l2_hit_rate": cnt[_C_L2_RD_HIT] / lookups if lookups else float("nan"),
-        "l2_dram_hit_rate": 1 - cnt[_C_L2_RD_MISS] / rd_sec if rd_sec else float("nan"),
+        "l2_chip_hit_rate": 1 - cnt[_C_L2_RD_MISS] / rd_sec if rd_sec else float("nan"),  # served by either partition
         "l2_bytes": (rd_sec + cnt[_C_L2_WR]) * s * scale,
         "dram_bytes_read": cnt[_C_L2_RD_MISS] * s * scale,
         "dram_bytes_read_A": cnt[_C_L2_MISS_A + OP_A] * s * scale,
