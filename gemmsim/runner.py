@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gemmsim.errors import ExperimentError
+from gemmsim.errors import ExperimentError, KernelError
 from gemmsim.executor import Executor, LocalExecutor, make_executor
 from gemmsim.experiment import Plan, load_experiment, plan
 from gemmsim.simulate import Case, run_case
@@ -316,7 +316,12 @@ def host_cross_check(p: Plan, rows: list[dict], quiet: bool = False) -> list[str
         if flops > spec.max_flops:
             rows[i]["host_note"] = f"skipped: {flops:.3g} FLOPs > host.max_flops"
             continue
-        r = run_host(c.kernel, c.M, c.N, c.K, c.dtype, c.params, warmup=spec.warmup, repeats=spec.repeats)
+        try:
+            r = run_host(c.kernel, c.M, c.N, c.K, c.dtype, c.params, warmup=spec.warmup, repeats=spec.repeats)
+        except KernelError as err:  # a dtype the host kernels cannot compute (or int8 that would overflow int32)
+            rows[i]["host_note"] = f"skipped: {err.message}"
+            notes.append(f"host run of {c.name} {c.M}x{c.N}x{c.K} {c.dtype} skipped: {err.message}")
+            continue
         rows[i].update(
             host_time_s=r.median_s,
             host_gflops=flops / r.median_s / 1e9 if r.median_s else float("nan"),

@@ -160,3 +160,11 @@ def test_changed_gemmsim_code_invalidates_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "code_fingerprint", lambda: "a model was edited")
     run_experiment(exp, out_dir=tmp_path / "r2", jobs=1, figures=False, quiet=True)
     assert len(calls) == 8
+
+
+def test_host_run_of_an_unsupported_dtype_is_skipped_with_a_note(tmp_path):
+    exp = tmp_path / "e.yaml"
+    exp.write_text(yaml.safe_dump({"schema_version": 1, "name": "t", "machines": ["host"], "kernels": ["ikj"], "sizes": [8], "dtypes": ["int32"]}))
+    res = run_experiment(exp, out_dir=tmp_path / "out", quiet=True, jobs=1, figures=False)
+    assert res.rows[0]["host_note"].startswith("skipped:") and "int32" in res.rows[0]["host_note"]
+    assert any("skipped" in n for n in res.notes)
