@@ -126,7 +126,8 @@ def _jsonable(v):
 
 
 def write_results(folder: Path, plan, rows: list[dict], notes: list[str], figures: bool = True) -> None:
-    """Write the resolved experiment, results.csv, results.json, notes and figures into ``folder``."""
+    """Write the resolved experiment, results.csv, results.json, notes and figures into ``folder`` (report.html is
+    built from these files by ``gemmsim.html_report.write_html_report``)."""
     exp = plan.experiment.model_dump(mode="json")
     exp["resolved_machines"] = {name: getattr(m, "name", name) for name, m in plan.machines.items() if name in plan.experiment.machines}
     (folder / "experiment.yaml").write_text(yaml.safe_dump(exp, sort_keys=False))
@@ -150,9 +151,6 @@ def write_results(folder: Path, plan, rows: list[dict], notes: list[str], figure
         from gemmsim.figures import draw_all
 
         draw_all(folder, plan.experiment, rows)
-    from gemmsim.html_report import write_html_report
-
-    write_html_report(folder)
 
 
 def read_results(folder: str | Path) -> tuple[dict, dict]:

@@ -10,7 +10,8 @@
     collect  -> one row per case: every parameter and counter; workload rows get op totals (time x count)
     host     -> host.run_host: the CPU kernels run for real on this computer, after the simulations (so nothing
                 else competes for the cores), beside the model of the detected 'host' machine
-    report   -> report.write_results: resolved experiment, results.csv/json, figures; report.table for the terminal
+    report   -> report.write_results: resolved experiment, results.csv/json, figures; html_report.write_html_report:
+                report.html from those files; report.table for the terminal
 
 A run writes into ``OUT.partial`` and renames it to ``OUT`` only when everything succeeded, so a folder named like
 a result is always complete.
@@ -401,6 +402,7 @@ def run_experiment(
     beside the results folder, i.e. results/.cache).
     """
     from gemmsim import report
+    from gemmsim.html_report import write_html_report
 
     exp = load_experiment(path)
     p = plan(exp, source=str(path), quick=quick)
@@ -433,6 +435,7 @@ def run_experiment(
     try:
         partial.mkdir(parents=True)
         report.write_results(partial, p, rows, notes, figures=figures)
+        write_html_report(partial)
         write_workload_totals(partial, totals)
         if out.exists():
             shutil.rmtree(out)
