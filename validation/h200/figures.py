@@ -113,13 +113,19 @@ def fig_waves(h) -> None:
 
 def fig_l2_raster() -> None:
     data = rows("l2_raster.csv")
+    model = rows("model_l2_raster.csv") if (HERE / "model_l2_raster.csv").is_file() else []
     fig = Figure(figsize=(10, 3.6))
     axes = fig.subplots(1, 2)
     for order, color in (("row", "C0"), ("column", "C1"), ("grouped", "C2")):
         pts = [r for r in data if r["order"] == order]
         n = [int(r["N"]) for r in pts]
-        axes[0].plot(n, [int(r["dram_bytes_read"]) / 1e9 for r in pts], "o-", color=color, label=order)
-        axes[1].plot(n, [float(r["l2_hit_rate_pct"]) for r in pts], "o-", color=color, label=order)
+        axes[0].plot(n, [int(r["dram_bytes_read"]) / 1e9 for r in pts], "o-", color=color, label=f"{order}, measured")
+        axes[1].plot(n, [float(r["l2_hit_rate_pct"]) for r in pts], "o-", color=color, label=f"{order}, measured")
+        mp = [r for r in model if r["order"] == order]
+        if mp:
+            mn = [int(r["N"]) for r in mp]
+            axes[0].plot(mn, [float(r["dram_bytes_read"]) / 1e9 for r in mp], "x--", color=color, ms=8, label=f"{order}, model")
+            axes[1].plot(mn, [float(r["l2_hit_rate_pct"]) for r in mp], "x--", color=color, ms=8, label=f"{order}, model")
     n = np.array(sorted({int(r["N"]) for r in data}))
     axes[0].plot(n, 2 * n * n * 4 / 1e9, "k--", lw=0.8, label="A + B once")
     axes[0].plot(n, 2 * n**3 * 4 / 32 / 1e9, "k:", lw=0.8, label="no L2 reuse: 2 N^3 x 4 B / 32")
