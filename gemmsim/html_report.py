@@ -187,12 +187,7 @@ def _table_html(rows: list[dict]) -> str:
     if not rows:
         return "<p>No rows.</p>"
     cols = table_columns(rows)
-    # parameters that tell rows apart (promotion, tile sizes ...) go right after the kernel
-    keys = list(dict.fromkeys(k for r in rows for k in r if k.startswith("p_")))
-    params = [k for k in keys if len({json.dumps(r.get(k), default=str) for r in rows}) > 1]
-    at = next((i + 1 for i, (c, _) in enumerate(cols) if c == "label"), 2)
-    cols = cols[:at] + [(k, k[2:]) for k in params] + cols[at:]
-    text_cols = {"machine", "label", "shape", "dtype", "bound", "host_ok", *params}
+    text_cols = {"machine", "label", "shape", "dtype", "bound", "host_ok", *(c for c, _ in cols if c.startswith("p_"))}
     head = "".join(f"<th class='{'text' if c in text_cols else ''}'>{_e(h)}</th>" for c, h in cols)
     body = "".join(
         "<tr>" + "".join(f"<td class='{'text' if c in text_cols else ''}'>{_e(cell(r, c))}</td>" for c, _ in cols) + "</tr>" for r in rows

@@ -67,9 +67,19 @@ def _columns_present(rows: list[dict], pattern: str) -> list[str]:
     return out
 
 
+def distinguishing_params(rows: list[dict]) -> list[str]:
+    """Kernel-parameter columns (p_*) that tell apart rows of the same machine, kernel label, shape and dtype."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r.get("machine"), r.get("label"), r.get("M"), r.get("N"), r.get("K"), r.get("dtype")), []).append(r)
+    keys = list(dict.fromkeys(k for r in rows for k in r if k.startswith("p_")))
+    return [k for k in keys if any(len({json.dumps(r.get(k), default=str) for r in g}) > 1 for g in groups.values())]
+
+
 def table_columns(rows: list[dict]) -> list[tuple[str, str]]:
     """(column, header) pairs for the terminal table: identity, hit rates, TLB, bytes, time, verdict."""
     cols: list[tuple[str, str]] = [("machine", "machine"), ("label", "kernel")]
+    cols += [(k, k[2:]) for k in distinguishing_params(rows)]
     if any(r.get("M") is not None for r in rows):
         cols.append(("shape", "M x N x K"))
     if len({r.get("dtype") for r in rows}) > 1:
