@@ -199,7 +199,13 @@ def _hit_rates(rows: list[dict]) -> Drawn | None:
                 s += f", with the same {int(mw):,} misses (the accesses differ in number, not the misses)"
             reading.append(s + ".")
         elif len(ok) >= 2:
-            reading.append(f"On {m}, all {len(ok)} cases hit about {_pct(best[f'{first}_hit_rate'])} in {first}: at this size the data fit and the order does not matter.")
+            rate = best[f"{first}_hit_rate"]
+            why = (
+                "at this size the data fit and the order does not matter" if rate >= 0.9
+                else "every case streams through it the same way (nothing here is reused from that level)" if rate < 0.05
+                else "the cases differ in another level, not this one"
+            )
+            reading.append(f"On {m}, all {len(ok)} cases hit about {_pct(rate)} in {first}: {why}.")
         elif ok:
             reading.append(f"On {m}, {name(ok[0])} hits {_pct(ok[0][f'{first}_hit_rate'])} in {first}.")
     reading.append(f"This is {_SECTION['hit_rates']}.")
