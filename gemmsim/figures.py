@@ -160,30 +160,42 @@ def hit_rate_figure(rows: list[dict]) -> Figure | None:
     return d.fig if d else None
 
 
+def _level_panels(rows: list[dict], suffix: str, name) -> tuple[Figure, list[tuple]]:
+    """One panel per machine, cases along x: (figure, [(axes, machine, its rows, its levels with ``suffix``)]).
+    The x tick labels are set here; the caller draws the bars (``_level_bars``) and titles the panel."""
+    machines = _machines_of(rows)
+    per = max(len([r for r in rows if r["machine"] == m]) for m in machines)
+    fig = Figure(figsize=(max(6, 1.1 * per + 3), 3.2 * len(machines)), layout="constrained")
+    axes = fig.subplots(len(machines), 1, squeeze=False)[:, 0]
+    panels = []
+    for ax, m in zip(axes, machines):
+        rs = [r for r in rows if r["machine"] == m]
+        ax.set_xticks(range(len(rs)), [name(r, "\n") for r in rs], fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        panels.append((ax, m, rs, _levels(rs, suffix)))
+    return fig, panels
+
+
+def _level_bars(ax, rs: list[dict], labels: list[str], values: list[list[float]]) -> None:
+    """Grouped bars: one group per case, one bar per level (``values[level][case]``), legend beside the axes."""
+    width = 0.8 / max(1, len(labels))
+    for j, (lab, ys) in enumerate(zip(labels, values)):
+        ax.bar([i + (j - (len(labels) - 1) / 2) * width for i in range(len(rs))], ys, width, label=lab)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
 def _hit_rates(rows: list[dict]) -> Drawn | None:
     cpu = [r for r in rows if _levels([r], "_hit_rate")]
     if not cpu:
         return None
     name = _labeler(cpu)
-    machines = _machines_of(cpu)
-    per = max(len([r for r in cpu if r["machine"] == m]) for m in machines)
-    fig = Figure(figsize=(max(6, 1.1 * per + 3), 3.2 * len(machines)), layout="constrained")
-    axes = fig.subplots(len(machines), 1, squeeze=False)[:, 0]
+    fig, panels = _level_panels(cpu, "_hit_rate", name)
     reading = []
-    for ax, m in zip(axes, machines):
-        rs = [r for r in cpu if r["machine"] == m]
-        levels = _levels(rs, "_hit_rate")
-        width = 0.8 / max(1, len(levels))
-        for j, lv in enumerate(levels):
-            xs = [i + (j - (len(levels) - 1) / 2) * width for i in range(len(rs))]
-            ys = [100 * r[f"{lv}_hit_rate"] if _finite(r.get(f"{lv}_hit_rate")) else 0.0 for r in rs]
-            ax.bar(xs, ys, width, label=lv)
-        ax.set_xticks(range(len(rs)), [name(r, "\n") for r in rs], fontsize=8)
+    for ax, m, rs, levels in panels:
+        _level_bars(ax, rs, levels, [[100 * r[f"{lv}_hit_rate"] if _finite(r.get(f"{lv}_hit_rate")) else 0.0 for r in rs] for lv in levels])
         ax.set_ylabel("hit rate (%)")
         ax.set_ylim(0, 105)
         ax.set_title(f"{m}: hit rate per cache level")
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        ax.grid(axis="y", alpha=0.3)
         first = levels[0]
         ok = [r for r in rs if _finite(r.get(f"{first}_hit_rate"))]
         best = max(ok, key=lambda r: r[f"{first}_hit_rate"]) if ok else None
@@ -219,27 +231,15 @@ def _bytes_per_level(rows: list[dict]) -> Drawn | None:
     if not rs_all:
         return None
     name = _labeler(rs_all)
-    machines = _machines_of(rs_all)
-    per = max(len([r for r in rs_all if r["machine"] == m]) for m in machines)
-    fig = Figure(figsize=(max(6, 1.1 * per + 3), 3.2 * len(machines)), layout="constrained")
-    axes = fig.subplots(len(machines), 1, squeeze=False)[:, 0]
+    fig, panels = _level_panels(rs_all, "_traffic_bytes", name)
     reading = []
-    for ax, m in zip(axes, machines):
-        rs = [r for r in rs_all if r["machine"] == m]
-        levels = _levels(rs, "_traffic_bytes")
+    for ax, m, rs, levels in panels:
         # a level's traffic is what moves between it and the level below; the last one is the DRAM traffic
         labels = [f"{a} <-> {b}" for a, b in zip(levels, levels[1:] + ["DRAM"])]
-        width = 0.8 / len(levels)
-        for j, lv in enumerate(levels):
-            xs = [i + (j - (len(levels) - 1) / 2) * width for i in range(len(rs))]
-            ys = [max(r.get(f"{lv}_traffic_bytes") or 0, 0) for r in rs]
-            ax.bar(xs, ys, width, label=labels[j])
+        _level_bars(ax, rs, labels, [[max(r.get(f"{lv}_traffic_bytes") or 0, 0) for r in rs] for lv in levels])
         ax.set_yscale("symlog", linthresh=1)
-        ax.set_xticks(range(len(rs)), [name(r, "\n") for r in rs], fontsize=8)
         ax.set_ylabel("bytes moved")
         ax.set_title(f"{m}: bytes moved between levels")
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        ax.grid(axis="y", alpha=0.3)
         ok = [r for r in rs if _finite(r.get("dram_bytes"))]
         if ok:
             lo = min(ok, key=lambda r: r["dram_bytes"])
