@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from gemmsim.cli_common import machine_of_kind, parse_params
 from gemmsim.errors import GemmsimError
 
 #: modules that add their own verbs through ``register(subparsers)``
@@ -97,16 +98,6 @@ def _cmd_machines_detect(args) -> int:
     return 0
 
 
-def _kernel_params(pairs: list[str]) -> dict:
-    out = {}
-    for p in pairs:
-        if "=" not in p:
-            raise GemmsimError(f"parameter {p!r} is not NAME=VALUE")
-        k, v = p.split("=", 1)
-        out[k] = yaml.safe_load(v)
-    return out
-
-
 def _cmd_trace(args) -> int:
     from pydantic import ValidationError
 
@@ -120,7 +111,7 @@ def _cmd_trace(args) -> int:
         raise KernelError(f"unknown kernel {args.kernel!r}; known: {', '.join(sorted(CPU_KERNELS))}")
     k = CPU_KERNELS[args.kernel]
     try:
-        params = k.params(**_kernel_params(args.param))
+        params = k.params(**parse_params(args.param))
         spec = LayoutSpec(order=args.order, pad=args.pad, align=args.align)
     except ValidationError as err:
         raise KernelError("invalid kernel parameters", problems=validation_problems(err)) from None
@@ -133,17 +124,13 @@ def _cmd_trace(args) -> int:
 
 
 def _cmd_simulate(args) -> int:
-    from gemmsim.machine import load_machine
     from gemmsim.models.hierarchy import Hierarchy
     from gemmsim.traceio import read_trace
 
     if bool(args.machine) == bool(args.cache):
         raise GemmsimError("give either --machine NAME_OR_PATH or one or more --cache SETS:WAYS:LINE[:POLICY]")
     if args.machine:
-        m = load_machine(args.machine)
-        if m.kind != "cpu":
-            raise GemmsimError(f"machine {m.name!r} is a {m.kind}; simulate --trace needs a cpu machine")
-        h = Hierarchy.from_machine(m)
+        h = Hierarchy.from_machine(machine_of_kind(args.machine, "cpu", "simulate"))
     else:
         try:
             h = Hierarchy.from_specs(args.cache)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from gemmsim.errors import LaunchError
+from gemmsim.cli_common import machine_of_kind
 
 _LIMIT_LABEL = {
     "warps": "warps",
@@ -43,12 +43,9 @@ def register(subparsers) -> None:
 
 
 def _cmd_occupancy(args) -> int:
-    from gemmsim.machine import load_machine
     from gemmsim.models.occupancy import occupancy
 
-    machine = load_machine(args.machine)
-    if machine.kind != "gpu":
-        raise LaunchError(f"machine {machine.name!r} is a {machine.kind} machine; the occupancy command needs kind: gpu")
+    machine = machine_of_kind(args.machine, "gpu", "occupancy")
     occ = occupancy(machine, threads=args.threads, regs=args.regs, smem=args.smem, carveout=args.carveout,
                     barriers=args.barriers, opt_in=args.opt_in)
     if args.json:

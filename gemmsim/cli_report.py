@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 
-import yaml
-
-from gemmsim.errors import GemmsimError
+from gemmsim.cli_common import parse_params
 
 
 def _cmd_report(args) -> int:
@@ -21,23 +19,13 @@ def _cmd_report(args) -> int:
     return 0
 
 
-def _params(pairs: list[str]) -> dict:
-    out = {}
-    for p in pairs:
-        if "=" not in p:
-            raise GemmsimError(f"parameter {p!r} is not NAME=VALUE")
-        k, v = p.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
-    return out
-
-
 def _cmd_explain(args) -> int:
     from gemmsim.explain import explain_case
 
     layout = {"order": args.order, "pad": args.pad, "align": args.align}
     n = args.N
     M, K = n if args.M is None else args.M, n if args.K is None else args.K
-    e = explain_case(args.machine, args.kernel, M, n, K, args.dtype, _params(args.param), layout, args.limit)
+    e = explain_case(args.machine, args.kernel, M, n, K, args.dtype, parse_params(args.param), layout, args.limit)
     if args.json:
         print(json.dumps(e.to_dict()))
     else:

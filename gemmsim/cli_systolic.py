@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 
+from gemmsim.cli_common import machine_of_kind
 from gemmsim.errors import KernelError
 
 #: explanations are for small arrays and short runs: a grid per cycle
@@ -50,12 +51,9 @@ def register(subparsers) -> None:
 
 
 def _cmd_systolic(args) -> int:
-    from gemmsim.machine import load_machine
     from gemmsim.models.systolic import simulate_systolic
 
-    machine = load_machine(args.machine)
-    if machine.kind != "systolic":
-        raise KernelError(f"machine {machine.name!r} is a {machine.kind} machine; the systolic command needs kind: systolic")
+    machine = machine_of_kind(args.machine, "systolic", "systolic")
     over = {name: getattr(args, name) for name, _, _ in _OVERRIDES if getattr(args, name) is not None}
     res = simulate_systolic(machine, M=args.M, N=args.N, K=args.K, dataflow=args.dataflow, convention=args.convention,
                             dtype=args.dtype, **over)

@@ -9,7 +9,6 @@ point) are properties computed from the fields, never second numbers in the file
 from __future__ import annotations
 
 import os
-from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal, Union
 

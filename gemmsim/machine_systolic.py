@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gemmsim.schema import Bytes, MachineHeader, Strict
+from gemmsim.schema import Bytes, MachineHeader
 from gemmsim.units import DTYPE_BYTES, dtype_bytes
 
 #: The three dataflows: what stays in the PEs while the other operands stream past.

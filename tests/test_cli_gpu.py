@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gemmsim import cli_gpu
-from gemmsim.errors import LaunchError
+from gemmsim.errors import LaunchError, MachineFileError
 
 
 def _run(argv: list[str]) -> int:
@@ -48,5 +48,5 @@ def test_impossible_launch_raises_launch_error():
 
 
 def test_non_gpu_machine_is_refused():
-    with pytest.raises(LaunchError, match="kind: gpu"):
+    with pytest.raises(MachineFileError, match="kind: gpu"):
         _run(["occupancy", "--machine", "haswell", "--threads", "128", "--regs", "32"])

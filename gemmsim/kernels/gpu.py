@@ -536,7 +536,7 @@ class TensorCoreSpec(GPUKernelSpec):
         return out
 
     def block_trace(self, layout, tile_m, tile_n, spaces=None):
-        L, e = layout, self.elem
+        L = layout
         steps = -(-L.K // self.BK)
         want = None if spaces is None else set(spaces)
         groups: list[_Group] = []

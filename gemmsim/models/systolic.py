@@ -33,7 +33,7 @@ trace_counters()``; the tests hold the two equal.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
