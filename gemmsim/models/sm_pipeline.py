@@ -1,0 +1,303 @@
+"""The per-k-step pipeline of a tensor-core GEMM on one SM: copies in flight, MMA issue, barriers.
+
+A GEMM block (CTA) walks K in steps of BK. Each step needs its A and B tiles copied from global memory
+into one of ``S`` shared-memory stage buffers and then runs the MMAs on them. This module simulates,
+event by event, the ``B`` blocks resident on one SM doing that, and reports the SM's time per step and
+where each step's time goes. Nothing in it is fitted: every cost is an input computed from the machine
+file and the kernel's structure (``sim/gpu.py`` builds them).
+
+Resources of one SM:
+
+* ``sub_partitions`` (4) tensor pipes, one per SM sub-partition (SMSP). Warp ``w`` of block ``b`` sits on
+  SMSP ``(b*W + w) % 4``; a warp's MMAs of one step take ``mma_clk * 4 / W`` cycles on its SMSP (the
+  block's FLOPs at the SM's tensor rate, split over its W warps, each SMSP doing a quarter of the rate).
+  A block of fewer than 4 warps leaves tensor pipes idle unless other blocks fill them; warps of several
+  blocks on one SMSP queue for it.
+* one shared-memory (MIO) pipe: ``smem_clk`` cycles per block step (ldmatrix fragment reads and the copies'
+  shared writes, one 128-byte wavefront per clock), running alongside the MMAs of the same step
+  (double-buffered fragments) and queueing between blocks.
+* one memory port: a step's copy first holds it for ``copy_clk`` cycles (its bytes at the SM's share of the
+  L2 / DRAM bandwidth, or the SM's async-copy throughput, whichever is slower), then is in flight for
+  ``copy_latency_clk`` (any number of copies wait at once: Little's law).
+
+Program of one block (``kind``):
+
+* ``multistage`` with S >= 2 (CUTLASS 2.x, cp.async): the prologue issues the copies of steps 0..S-2; step i
+  waits for its copy (``cp.async.wait_group S-2``), passes a ``__syncthreads`` (``barrier_clk``: the exposed
+  cost of the barrier and of the first shared-memory read after it), issues the copy of step i+S-1 into the
+  buffer step i-1 freed, then computes. So S-1 copies are in flight while a step computes, and a step takes
+  ``max(barrier + compute, (barrier + copy) / (S-1), transfer)`` (:meth:`StepCost.closed_form_step_clk`).
+* ``multistage`` with S = 1: copy, wait, barrier, compute, barrier (the single buffer must be free before the
+  next copy): every step exposes the whole copy latency unless another resident block fills the gap.
+* ``warp_specialized`` (Hopper, TMA): a producer warp issues the copy of step i as soon as buffer
+  ``i mod S`` is released by the consumers (after step i-S computed), so up to S copies are in flight; the
+  consumers wait on the stage's mbarrier (``barrier_clk``), compute and release it. No block-wide barrier.
+
+The result (:class:`PipelineTime`) gives cycles for the blocks to finish and a per-step breakdown per block:
+``copy_wait`` (waiting for a stage's data: ncu's long-scoreboard / barrier-on-copy stalls), ``barrier``,
+``mma`` (the step's MMAs at the full rate), ``contention`` (compute phase beyond that: tensor pipes shared with
+other blocks, the shared-memory pipe when it is slower than the MMAs: MIO throttle).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import simpy
+
+from gemmsim.errors import KernelError
+
+#: Steps simulated before extrapolating to the whole K loop (enough for an 8-stage pipeline to settle).
+SIM_STEPS = 24
+
+KINDS = ("multistage", "warp_specialized")
+PARTS = ("copy_wait", "barrier", "mma", "contention")
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """What one k-step of one block costs (SM cycles) and how the block pipelines its copies."""
+
+    steps: int  # k-steps of one tile (ceil(K / BK))
+    stages: int  # S: shared-memory stage buffers
+    warps: int  # math (consumer) warps of the block
+    mma_clk: float  # the step's MMAs at the SM's whole tensor rate (all sub-partitions)
+    copy_latency_clk: float  # round trip of a step's copy once it has crossed the port
+    copy_clk: float = 0.0  # memory port busy per step: bytes / the SM's bandwidth share
+    smem_clk: float = 0.0  # shared-memory wavefronts per step
+    barrier_clk: float = 0.0  # exposed per barrier
+    kind: str = "multistage"
+    sub_partitions: int = 4
+    epilogue_clk: float = 0.0  # once per tile, after the last step (C stores)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise KernelError(f"pipeline kind must be one of {', '.join(KINDS)} (got {self.kind!r})")
+        if self.steps < 1 or self.stages < 1 or self.warps < 1 or self.sub_partitions < 1:
+            raise KernelError(f"steps, stages, warps and sub_partitions must be >= 1 (got {self.steps}, {self.stages}, "
+                              f"{self.warps}, {self.sub_partitions})")
+        for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "barrier_clk", "epilogue_clk"):
+            v = getattr(self, name)
+            if not (v >= 0 and math.isfinite(v)):
+                raise KernelError(f"{name} must be a finite number >= 0 (got {v!r})")
+
+    @property
+    def copy_total_clk(self) -> float:
+        """A lone copy from issue to data: transfer + latency."""
+        return self.copy_clk + self.copy_latency_clk
+
+    @property
+    def compute_clk(self) -> float:
+        """One block's compute phase alone on the SM: MMAs on its busiest sub-partition, or the shared pipe."""
+        per_smsp = -(-self.warps // self.sub_partitions) if self.warps >= self.sub_partitions else 1
+        mma = self.mma_clk * self.sub_partitions / self.warps * per_smsp
+        return max(mma, self.smem_clk)
+
+    def closed_form_step_clk(self) -> float:
+        """Steady step time T of ONE block alone on an SM (nothing else to hide anything), worked by hand
+        (b = barrier, c = compute, x = transfer, copy = x + latency):
+
+        * multistage S = 1: copy + b + c + b (nothing overlaps);
+        * multistage S >= 2: the copy of step i+S-1 leaves after step i's barrier and must land before step
+          i+S-1 starts: (S-1) T >= b + copy; and a step is at least b + c, and the port passes one copy per x:
+          T = max(b + c, (b + copy) / (S-1), x);
+        * warp-specialised: the copy of step i+S leaves when step i has computed (its buffer is free) and must
+          land before step i+S starts: S T >= b + c + copy, so T = max(b + c, (b + c + copy) / S, x).
+        """
+        b, c, x = self.barrier_clk, self.compute_clk, self.copy_clk
+        copy = self.copy_total_clk
+        S = self.stages
+        if self.kind == "multistage":
+            if S == 1:
+                return copy + 2 * b + c
+            return max(b + c, (b + copy) / (S - 1), x)
+        return max(b + c, (b + c + copy) / S, x)
+
+
+@dataclass(frozen=True)
+class PipelineTime:
+    """Blocks co-resident on one SM running their k-loops: time and where a step's time goes."""
+
+    cycles: float  # until the last block has finished (start-up, steps, epilogue)
+    blocks: int
+    steps: int
+    step_clk: float  # steady SM cycles between two steps of one block
+    parts: dict = field(default_factory=dict)  # per block step: copy_wait, barrier, mma, contention (cycles)
+    tensor_busy: float = 0.0  # fraction of the SM's tensor-pipe capacity used in steady state
+
+    @property
+    def bound(self) -> str:
+        """What dominates a step: the largest part, named as the pipeline sees it."""
+        return max(self.parts, key=self.parts.get) if self.parts else "mma"
+
+
+def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
+    """simpy run of ``blocks`` identical blocks for ``steps`` steps each; (end time, summed parts)."""
+    env = simpy.Environment()
+    P = cost.sub_partitions
+    smsp = [simpy.Resource(env, capacity=1) for _ in range(P)]
+    mio = simpy.Resource(env, capacity=1)
+    port = simpy.Resource(env, capacity=1)
+    t_warp = cost.mma_clk * P / cost.warps
+    parts = dict.fromkeys(PARTS, 0.0)
+    ends = []
+
+    def hold(res, dt):
+        with res.request() as req:
+            yield req
+            yield env.timeout(dt)
+
+    def copy():
+        if cost.copy_clk > 0:
+            yield from hold(port, cost.copy_clk)
+        yield env.timeout(cost.copy_latency_clk)
+
+    def compute(b):
+        per = [0] * P
+        for w in range(cost.warps):
+            per[(b * cost.warps + w) % P] += 1
+        jobs = [env.process(hold(smsp[s], n * t_warp)) for s, n in enumerate(per) if n and t_warp > 0]
+        if cost.smem_clk > 0:
+            jobs.append(env.process(hold(mio, cost.smem_clk)))
+        t0 = env.now
+        if jobs:
+            yield env.all_of(jobs)
+        dt = env.now - t0
+        parts["mma"] += min(dt, cost.mma_clk * P / cost.warps * max(per))
+        parts["contention"] += max(dt - cost.mma_clk * P / cost.warps * max(per), 0.0)
+
+    def wait(ev):
+        t0 = env.now
+        yield ev
+        parts["copy_wait"] += env.now - t0
+
+    def barrier():
+        if cost.barrier_clk:
+            yield env.timeout(cost.barrier_clk)
+            parts["barrier"] += cost.barrier_clk
+
+    def multistage(b):
+        S = cost.stages
+        loads = {i: env.process(copy()) for i in range(min(S - 1, steps))}
+        for i in range(steps):
+            if S == 1:
+                yield from wait(env.process(copy()))
+                yield from barrier()
+                yield from compute(b)
+                yield from barrier()
+                continue
+            yield from wait(loads.pop(i))
+            yield from barrier()
+            if i + S - 1 < steps:
+                loads[i + S - 1] = env.process(copy())
+            yield from compute(b)
+        if cost.epilogue_clk:
+            yield env.timeout(cost.epilogue_clk)
+        ends.append(env.now)
+
+    def warp_specialized(b):
+        S = cost.stages
+        freed = [env.event() for _ in range(steps)]
+        issued = [env.event() for _ in range(steps)]
+
+        def producer():
+            for i in range(steps):
+                if i >= S:
+                    yield freed[i - S]  # the consumers released buffer i mod S
+                issued[i].succeed(env.process(copy()))
+
+        env.process(producer())
+        for i in range(steps):
+            t0 = env.now
+            load = yield issued[i]
+            parts["copy_wait"] += env.now - t0
+            yield from wait(load)
+            yield from barrier()
+            yield from compute(b)
+            freed[i].succeed()
+        if cost.epilogue_clk:
+            yield env.timeout(cost.epilogue_clk)
+        ends.append(env.now)
+
+    run = multistage if cost.kind == "multistage" else warp_specialized
+    for b in range(blocks):
+        env.process(run(b))
+    env.run()
+    return (max(ends) if ends else 0.0), parts
+
+
+def pipeline_time(cost: StepCost, blocks: int = 1) -> PipelineTime:
+    """Simulate ``blocks`` co-resident blocks running all ``cost.steps`` steps of a tile.
+
+    The steady step time is measured over a window of whole pipeline cycles (the difference between runs of
+    n and n - window steps: start-up and epilogue cancel); long K loops are simulated for one and two
+    windows and extrapolated.
+    """
+    if blocks < 1:
+        raise KernelError(f"blocks must be >= 1 (got {blocks})")
+    n = cost.steps
+    S = cost.stages
+    # a deep pipeline settles into a cycle of S(S-1) steps (S(S+1) warp-specialised), not of one step: measure over
+    # whole cycles of at least SIM_STEPS steps
+    w = S * (max(S - 1, 1) if cost.kind == "multistage" else S + 1)
+    w *= -(-SIM_STEPS // w)
+    if n <= 2 * w:
+        t, parts = _simulate(cost, blocks, n)
+        if n > w:
+            t0, p0 = _simulate(cost, blocks, n - w)
+            step, sim_steps = (t - t0) / w, w
+            parts = {k: parts[k] - p0[k] for k in PARTS}
+        else:
+            step, sim_steps = t / n, n
+    else:
+        t1, p1 = _simulate(cost, blocks, w)
+        t2, p2 = _simulate(cost, blocks, 2 * w)
+        step = (t2 - t1) / w
+        t = t2 + (n - 2 * w) * step
+        parts = {k: p2[k] - p1[k] for k in PARTS}  # steady state: the second window only
+        sim_steps = w
+    per_block_step = {k: v / (blocks * sim_steps) for k, v in parts.items()}
+    busy = blocks * cost.mma_clk / step if step > 0 else 0.0
+    return PipelineTime(cycles=t, blocks=blocks, steps=n, step_clk=step, parts=per_block_step, tensor_busy=min(busy, 1.0))
+
+
+@dataclass(frozen=True)
+class SMSchedule:
+    """The busiest SM over a whole launch."""
+
+    cycles: float
+    tiles_on_sm: int
+    rounds: int
+    resident: PipelineTime  # the full round of co-resident blocks (its parts describe the steady state)
+
+
+def grid_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int) -> SMSchedule:
+    """Cycles of the busiest SM for a grid of identical blocks, one block per tile (non-persistent).
+
+    Breadth-first dispatch: the busiest SM runs ceil(grid / sms) blocks, in rounds of ``blocks_per_sm`` that
+    start and finish together, the last round partial.
+    """
+    if grid < 1 or sms < 1 or blocks_per_sm < 1:
+        raise KernelError(f"grid, sms and blocks_per_sm must be positive (got {grid}, {sms}, {blocks_per_sm})")
+    nb = -(-grid // sms)
+    full, tail = divmod(nb, blocks_per_sm)
+    first = pipeline_time(cost, min(blocks_per_sm, nb))
+    cyc = full * (first.cycles if full else 0.0) + (pipeline_time(cost, tail).cycles if tail else 0.0)
+    return SMSchedule(cyc, nb, full + (1 if tail else 0), first)
+
+
+def persistent_cycles(cost: StepCost, tiles: int, ctas: int, epilogue_overlap: bool = False) -> SMSchedule:
+    """Cycles of the busiest CTA of a persistent kernel: ``ctas`` CTAs (one per SM, or per cluster slot) take
+    tiles ``j, j + ctas, j + 2 ctas ...`` (CUTLASS's static persistent scheduler), so the busiest does
+    ceil(tiles / ctas) tiles back to back. The producer runs ahead across tiles, so the copy latency is paid
+    once; each tile adds its steady mainloop and its epilogue (hidden behind the other consumer's mainloop
+    with ``epilogue_overlap``: the ping-pong schedule)."""
+    if tiles < 1 or ctas < 1:
+        raise KernelError(f"tiles and ctas must be positive (got {tiles}, {ctas})")
+    per = -(-tiles // ctas)
+    loop = pipeline_time(replace(cost, steps=per * cost.steps, epilogue_clk=0.0), 1)
+    main = cost.steps * loop.step_clk
+    epi = max(cost.epilogue_clk - main, 0.0) if epilogue_overlap else cost.epilogue_clk
+    last = cost.epilogue_clk - epi  # the last tile's epilogue has nothing to hide behind
+    return SMSchedule(loop.cycles + per * epi + last, per, per, loop)
