@@ -18,7 +18,7 @@ from gemmsim.kernels.gpu import KERNELS
 from gemmsim.machine import load_machine
 from gemmsim.models.gpu_memory import simulate_memory
 from gemmsim.models.occupancy import occupancy
-from gemmsim.sim_gpu import l1_carveout
+from gemmsim.sim.gpu import l1_carveout
 from gemmsim.trace import Layout
 
 

@@ -25,21 +25,21 @@ _EXPORTS = {
     "TLB": "gemmsim.models.tlb",
     "Hierarchy": "gemmsim.models.hierarchy",
     "cpu_trace": "gemmsim.kernels.cpu",
-    "simulate_cpu": "gemmsim.sim_cpu",
-    "load_experiment": "gemmsim.experiment",
-    "run_experiment": "gemmsim.runner",
+    "simulate_cpu": "gemmsim.sim.cpu",
+    "load_experiment": "gemmsim.run.experiment",
+    "run_experiment": "gemmsim.run.runner",
     # GPU side
     "occupancy": "gemmsim.models.occupancy",
     "smem_wavefronts": "gemmsim.models.banks",
     "global_sectors": "gemmsim.models.coalesce",
     "waves": "gemmsim.models.waves",
-    "simulate_gpu": "gemmsim.sim_gpu",
+    "simulate_gpu": "gemmsim.sim.gpu",
     # systolic
     "simulate_systolic": "gemmsim.models.systolic",
     # reports and workloads
-    "explain_case": "gemmsim.explain",
-    "read_results": "gemmsim.report",
-    "TransformerLayer": "gemmsim.workload",
+    "explain_case": "gemmsim.report.explain",
+    "read_results": "gemmsim.report.tables",
+    "TransformerLayer": "gemmsim.analytic.workload",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -1,5 +1,5 @@
 """``python -m gemmsim`` runs the command-line interface."""
 
-from gemmsim.cli import main
+from gemmsim.cli.main import main
 
 raise SystemExit(main())

@@ -3,7 +3,7 @@
 import pytest
 
 from gemmsim.machine import load_machine
-from gemmsim.workload import GemmOp
+from gemmsim.analytic.workload import GemmOp
 
 
 def test_000_8_intensity_of_4096_cubed_fp16():

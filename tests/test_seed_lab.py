@@ -17,7 +17,7 @@ and the same for A1: 4 misses per i. Per i: 64 + 8 + 2 + 4 = 78; 8 x 78 = 624 mi
 import pytest
 
 from gemmsim.machine import load_machine
-from gemmsim.sim_cpu import simulate_cpu
+from gemmsim.sim.cpu import simulate_cpu
 
 
 @pytest.mark.parametrize("kernel,accesses,misses", [("ikj", 1600, 160), ("ijk", 1152, 624)])

@@ -1,7 +1,7 @@
 """What a CPU kernel is to the rest of gemmsim: a trace generator plus facts the timing model needs.
 
 Kernel modules (``gemmsim.kernels.cpu``, ``gemmsim.kernels.cpu_packed``) each expose
-``KERNELS: dict[str, CPUKernel]``; ``gemmsim.sim_cpu`` merges them. A kernel knows nothing of caches.
+``KERNELS: dict[str, CPUKernel]``; ``gemmsim.sim.cpu`` merges them. A kernel knows nothing of caches.
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ What each kernel's trace holds (every access is a record of ``gemmsim.trace.ACCE
 - ``packed``: a scalar microkernel (one access per element; shape from the scalar register rule: 4x3 on
   Haswell); ``packed_micro``: the SIMD microkernel, one access per vector of the machine's width (A broadcast
   element by element on x86, A vectors on NEON), MR x NR from the registers unless given; ``gemm``: packed_micro
-  with every parameter from the machine (gemmsim.blis), the CPU default for cross-machine experiments;
+  with every parameter from the machine (gemmsim.analytic.blis), the CPU default for cross-machine experiments;
 - a shape that needs more registers than exist spills: each spilled register is loaded from and stored to the
-  thread's stack area on every k step (``gemmsim.blis.register_budget``);
-- edges (``gemmsim.edges``): ``pad`` (BLIS) packs zeros up to whole MR x NR micro-panels and runs every tile
+  thread's stack area on every k step (``gemmsim.analytic.blis.register_budget``);
+- edges (``gemmsim.analytic.edges``): ``pad`` (BLIS) packs zeros up to whole MR x NR micro-panels and runs every tile
   full width (ghost loads and FLOPs), C accessed only where it exists (partial vectors); ``masked`` and
   ``special`` touch only real elements (partial vectors; they differ in compute time, not in traffic);
   ``scalar`` runs partial tiles with element accesses;
@@ -56,7 +56,7 @@ import numpy as np
 from numba import njit, prange
 from pydantic import Field
 
-from gemmsim.blis import (
+from gemmsim.analytic.blis import (
     Blocking,
     MicroShape,
     analytic_blocking,
@@ -65,7 +65,7 @@ from gemmsim.blis import (
     panel_footprints,
     register_budget,
 )
-from gemmsim.edges import STRATEGIES, edge_cost, edge_report, partial_fraction
+from gemmsim.analytic.edges import STRATEGIES, edge_cost, edge_report, partial_fraction
 from gemmsim.errors import KernelError
 from gemmsim.kernels.base import CPUKernel
 from gemmsim.schema import Strict
@@ -96,7 +96,7 @@ class GemmParams(Strict):
 
 
 class PackedParams(GemmParams):
-    """Parameters of the packed kernels; None means the analytic value for the machine (gemmsim.blis)."""
+    """Parameters of the packed kernels; None means the analytic value for the machine (gemmsim.analytic.blis)."""
 
     MR: int | None = Field(None, ge=1, le=64, description="Rows of the register tile of C (None: the register rule).")
     NR: int | None = Field(None, ge=1, le=256, description="Columns of the register tile of C (None: the register rule).")
@@ -658,7 +658,7 @@ def _host_arrays(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> tuple[np.ndarra
     raise KernelError(f"host GEMM dtypes must be all float64, all float32, all float16, or int8 x int8 -> int32; got {kinds}")
 
 
-#: numpy dtype of the host arrays -> gemmsim dtype (fp16/bf16 are computed on float32 copies by gemmsim.host)
+#: numpy dtype of the host arrays -> gemmsim dtype (fp16/bf16 are computed on float32 copies by gemmsim.run.host)
 _HOST_DTYPES = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "int8": "int8", "int32": "int32"}
 
 

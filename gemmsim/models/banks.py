@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from gemmsim.errors import KernelError
-from gemmsim.machine_gpu import GPUMachine
+from gemmsim.machine.gpu import GPUMachine
 
 WIDTHS = (1, 2, 4, 8, 16)
 WARP = 32

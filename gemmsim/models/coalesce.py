@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gemmsim.machine_gpu import GPUMachine
+from gemmsim.machine.gpu import GPUMachine
 from gemmsim.models.banks import _as_batch
 
 

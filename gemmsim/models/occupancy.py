@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from gemmsim.errors import LaunchError
-from gemmsim.machine_gpu import GPUMachine
+from gemmsim.machine.gpu import GPUMachine
 
 #: Order in which limits are reported when several bind at once (cuda_occupancy.h's flag order).
 LIMITS = ("warps", "registers", "shared_memory", "blocks", "barriers")

@@ -51,7 +51,7 @@ from gemmsim.kernels.systolic import (
     trace_chunks,
 )
 from gemmsim.machine import validation_problems
-from gemmsim.machine_systolic import DATAFLOWS, SystolicMachine
+from gemmsim.machine.systolic import DATAFLOWS, SystolicMachine
 from gemmsim.trace import CHUNK, Layout
 from gemmsim.units import dtype_bytes, parse_bytes
 

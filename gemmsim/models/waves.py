@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gemmsim.errors import KernelError
-from gemmsim.machine_gpu import GPUMachine
+from gemmsim.machine.gpu import GPUMachine
 
 
 def _positive_int(name: str, v) -> int:

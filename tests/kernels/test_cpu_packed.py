@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gemmsim.host import run_host
+from gemmsim.run.host import run_host
 from gemmsim.kernels.cpu_packed import KERNELS, buffers, resolve
 from gemmsim.machine import load_machine
 from gemmsim.trace import ACCESS, Layout, LayoutSpec, concat
@@ -276,7 +276,7 @@ def test_extra_columns(haswell):
 
 
 def test_l1_traffic_falls_naive_blocked_packed_micro(haswell):
-    from gemmsim.sim_cpu import simulate_cpu
+    from gemmsim.sim.cpu import simulate_cpu
 
     # N = 256 fp32 on Haswell: rows 1 KiB apart, the stride that makes unpacked tiles conflict in L1 (seed 000
     # section 5: blocking "still reads panels in their original layout"); packing removes it.

@@ -14,7 +14,7 @@ import csv
 from pathlib import Path
 
 from gemmsim.machine import load_machine
-from gemmsim.sim_gpu import simulate_gpu
+from gemmsim.sim.gpu import simulate_gpu
 
 HERE = Path(__file__).resolve().parent
 

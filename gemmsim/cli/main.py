@@ -1,0 +1,238 @@
+"""Command-line interface: parses, calls the library, formats. Nothing else lives here.
+
+Verbs: run, machines (list | show | validate | detect), trace, simulate, and the verbs other modules
+register (occupancy, systolic, ...). Every GemmsimError becomes one message on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from gemmsim.cli.common import machine_of_kind, parse_params
+from gemmsim.errors import GemmsimError
+
+#: modules that add their own verbs through ``register(subparsers)``
+PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report")
+
+
+def _cmd_run(args) -> int:
+    from gemmsim.report.tables import table
+    from gemmsim.run.runner import run_experiment
+
+    res = run_experiment(
+        args.experiment,
+        out_dir=args.out,
+        quick=args.quick,
+        jobs=args.jobs,
+        quiet=args.quiet,
+        host=not args.no_host,
+        force=args.force,
+        executor=args.executor,
+        address=args.address,
+        cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+    )
+    print(table(res.rows))
+    for n in res.notes:
+        print(n)
+    print(f"\nresults: {res.out_dir}")
+    return 0
+
+
+def _cmd_machines_list(args) -> int:
+    from gemmsim.machine import load_machine, machine_files
+
+    for name, path in machine_files().items():
+        try:
+            m = load_machine(path)
+            print(f"{name:16s} {m.kind:9s} {getattr(m, 'description', '')}")
+        except GemmsimError as err:
+            print(f"{name:16s} INVALID   {err.message} ({path})")
+    return 0
+
+
+def _machine_dict(m) -> dict:
+    data = m.model_dump(mode="json")
+    derived = m.derived() if hasattr(m, "derived") else {}
+    return {"machine": data, "derived": derived}
+
+
+def _cmd_machines_show(args) -> int:
+    from gemmsim.machine import load_machine
+
+    m = load_machine(args.name)
+    d = _machine_dict(m)
+    if args.json:
+        print(json.dumps(d, indent=1))
+    else:
+        print(yaml.safe_dump(d["machine"], sort_keys=False).rstrip())
+        print("# derived")
+        print(yaml.safe_dump(d["derived"], sort_keys=False).rstrip())
+    return 0
+
+
+def _cmd_machines_validate(args) -> int:
+    from gemmsim.machine import load_machine
+
+    m = load_machine(args.file)
+    print(f"{args.file}: valid {m.kind} machine '{m.name}'")
+    return 0
+
+
+def _cmd_machines_detect(args) -> int:
+    from gemmsim.machine import detect_host
+    from gemmsim.machine.detect import machine_yaml
+
+    m = detect_host()
+    text = machine_yaml(m)
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out} (estimated fields: {', '.join(m.estimated) or 'none'})")
+    else:
+        print(text)
+    return 0
+
+
+def _cmd_trace(args) -> int:
+    from pydantic import ValidationError
+
+    from gemmsim.errors import KernelError
+    from gemmsim.machine import load_machine, validation_problems
+    from gemmsim.sim.cpu import CPU_KERNELS
+    from gemmsim.trace import Layout, LayoutSpec
+    from gemmsim.traceio import write_trace
+
+    if args.kernel not in CPU_KERNELS:
+        raise KernelError(f"unknown kernel {args.kernel!r}; known: {', '.join(sorted(CPU_KERNELS))}")
+    k = CPU_KERNELS[args.kernel]
+    try:
+        params = k.params(**parse_params(args.param))
+        spec = LayoutSpec(order=args.order, pad=args.pad, align=args.align)
+    except ValidationError as err:
+        raise KernelError("invalid kernel parameters", problems=validation_problems(err)) from None
+    n = args.N
+    lay = Layout.build(args.M or n, args.Ncols or n, args.K or n, args.dtype, spec)
+    machine = load_machine(args.machine) if args.machine else None
+    count = write_trace(k.trace(lay, params, machine), args.out, args.format)
+    print(f"wrote {count} accesses to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_simulate(args) -> int:
+    from gemmsim.models.hierarchy import Hierarchy
+    from gemmsim.traceio import read_trace
+
+    if bool(args.machine) == bool(args.cache):
+        raise GemmsimError("give either --machine NAME_OR_PATH or one or more --cache SETS:WAYS:LINE[:POLICY]")
+    if args.machine:
+        h = Hierarchy.from_machine(machine_of_kind(args.machine, "cpu", "simulate"))
+    else:
+        try:
+            h = Hierarchy.from_specs(args.cache)
+        except ValueError as exc:
+            raise GemmsimError(f"--cache: {exc}") from None
+    for chunk in read_trace(args.trace, args.format):
+        h.feed(chunk)
+    c = h.counters()
+    if args.json:
+        print(json.dumps({"levels": c["levels"], "memory": c["memory"]}))
+        return 0
+    for lv in c["levels"]:
+        acc = lv["loads"] + lv["stores"]
+        hits = lv["load_hits"] + lv["store_hits"]
+        rate = f"{100 * hits / acc:.2f}%" if acc else "-"
+        print(f"{lv['name']}: {acc} accesses, {hits} hits ({rate}), {lv['writebacks']} write-backs, {lv['dirty_at_end']} dirty at end")
+    for tl in c.get("tlbs", []):
+        print(f"{tl['name']}: {tl['accesses']} lookups, {tl['misses']} misses")
+    print(f"memory: {c['memory']['line_reads']} line reads, {c['memory']['line_writes']} line writes")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole argument parser (plugins included)."""
+    p = argparse.ArgumentParser(prog="gemmsim", description="Simulate why the same GEMM runs at 1% or 80% of a machine's peak.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run an experiment file and write a results folder")
+    r.add_argument("experiment", help="experiments/NAME.yaml")
+    r.add_argument("--out", help="results folder (default results/NAME-DATE-TIME)")
+    r.add_argument("--quick", action="store_true", help="use the experiment's small 'quick' cases")
+    r.add_argument("--jobs", type=int, default=None, help="parallel processes (default: all cores)")
+    r.add_argument("--quiet", action="store_true", help="no progress lines")
+    r.add_argument("--no-host", action="store_true", help="skip running kernels for real on this host")
+    r.add_argument("--force", action="store_true", help="overwrite an existing --out folder")
+    r.add_argument("--executor", choices=["local", "dask"], default="local", help="where cases run: local processes (default) or a Dask cluster")
+    r.add_argument("--address", help="HOST:PORT of a running Dask scheduler (with --executor dask)")
+    r.add_argument("--no-cache", action="store_true", help="recompute every case; do not read or write the result cache")
+    r.add_argument("--cache-dir", help="result cache folder (default: .cache beside the results folder, i.e. results/.cache)")
+    r.set_defaults(func=_cmd_run)
+
+    m = sub.add_parser("machines", help="list, show, validate or detect machine files")
+    msub = m.add_subparsers(dest="machines_command", metavar="ACTION")
+    m.set_defaults(func=_cmd_machines_list)
+    ml = msub.add_parser("list", help="every machine file found")
+    ml.set_defaults(func=_cmd_machines_list)
+    ms = msub.add_parser("show", help="one machine with its derived figures")
+    ms.add_argument("name")
+    ms.add_argument("--json", action="store_true")
+    ms.set_defaults(func=_cmd_machines_show)
+    mv = msub.add_parser("validate", help="check a machine file")
+    mv.add_argument("file")
+    mv.set_defaults(func=_cmd_machines_validate)
+    md = msub.add_parser("detect", help="write a machine file for this host from /sys and lscpu")
+    md.add_argument("--out", help="file to write (default: print)")
+    md.set_defaults(func=_cmd_machines_detect)
+
+    t = sub.add_parser("trace", help="write a CPU kernel's address trace")
+    t.add_argument("kernel", help="ijk, ikj, ..., blocked, packed ...")
+    t.add_argument("--N", type=int, default=8, help="square size (default 8)")
+    t.add_argument("--M", type=int, default=None, help="rows of A and C (default N)")
+    t.add_argument("--Ncols", type=int, default=None, help="columns of B and C (default N)")
+    t.add_argument("--K", type=int, default=None, help="reduction length (default N)")
+    t.add_argument("--dtype", default="fp32")
+    t.add_argument("--order", choices=["row", "col"], default="row")
+    t.add_argument("--pad", type=int, default=0, help="elements added to each leading dimension")
+    t.add_argument("--align", type=int, default=0, help="align each matrix to this many bytes")
+    t.add_argument("--machine", help="machine for kernels that need one (vector width, registers)")
+    t.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="kernel parameter (repeatable)")
+    t.add_argument("--out", required=True)
+    t.add_argument("--format", choices=["din", "xdin", "lackey", "npy"], default=None, help="default: from the file suffix, else din")
+    t.set_defaults(func=_cmd_trace)
+
+    s = sub.add_parser("simulate", help="run a trace file through a cache hierarchy")
+    s.add_argument("--trace", required=True)
+    s.add_argument("--format", choices=["din", "xdin", "lackey", "npy"], default=None, help="default: from the file suffix")
+    s.add_argument("--machine", help="cpu machine name or path")
+    s.add_argument("--cache", action="append", default=[], metavar="SETS:WAYS:LINE[:POLICY]", help="a cache level, L1 first (repeatable)")
+    s.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    s.set_defaults(func=_cmd_simulate)
+
+    for mod in PLUGIN_MODULES:
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name == mod:
+                continue
+            raise
+        module.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``gemmsim`` and ``python -m gemmsim``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except GemmsimError as err:
+        print(f"gemmsim: error: {err.render()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gemmsim: interrupted", file=sys.stderr)
+        return 130

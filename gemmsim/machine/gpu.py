@@ -1,0 +1,303 @@
+"""GPU machine schema (``kind: gpu``): SMs, per-SM limits, shared memory, caches, DRAM and throughput.
+
+Every number a machine file holds is something NVIDIA documents, a datasheet value, or a measurement
+(the YAML files say which, number by number); derived figures -- peak TFLOP/s, ridge points, L2 sets,
+shared-memory bandwidth -- are properties computed here, never second numbers in a file.
+
+Sources: CUDA C++ Programming Guide section 20 (Table 27, carve-outs, the 1 KiB per-block reserve);
+``cuda_occupancy.h`` (register and shared-memory allocation granularities, sub-partitions, barrier limit);
+the A100/H100/Ada whitepapers; measurements on an H200 (validation/h200/). See GPU_FACTS.md (the project's shared facts file).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from gemmsim.machine.schema import MachineHeader
+from gemmsim.schema import Bytes, Strict
+from gemmsim.units import DTYPE_BYTES, is_power_of_two
+
+#: Accumulator type assumed when ``peak_tflops`` is asked for a tensor-core input dtype without one:
+#: what a GEMM normally accumulates in (fp32 for floating inputs, int32 for int8, fp64 for fp64).
+DEFAULT_ACC: dict[str, str] = {
+    "fp16": "fp32",
+    "bf16": "fp32",
+    "tf32": "fp32",
+    "fp8": "fp32",
+    "int8": "int32",
+    "fp64": "fp64",
+    "fp32": "fp32",
+}
+
+
+class SMLimits(Strict):
+    """Per-SM and per-block resource limits (Programming Guide Table 27; ``cuda_occupancy.h``)."""
+
+    warp_size: int = Field(32, gt=0, description="Threads per warp.")
+    max_threads_per_sm: int = Field(gt=0, description="Maximum resident threads per SM.")
+    max_warps_per_sm: int = Field(gt=0, description="Maximum resident warps per SM (= max_threads_per_sm / warp_size).")
+    max_blocks_per_sm: int = Field(gt=0, description="Maximum resident thread blocks per SM.")
+    max_threads_per_block: int = Field(gt=0, description="Maximum threads in one thread block.")
+    registers_per_sm: int = Field(gt=0, description="32-bit registers in one SM's register file.")
+    max_registers_per_block: int = Field(gt=0, description="32-bit registers one thread block may hold.")
+    max_registers_per_thread: int = Field(gt=0, description="Registers one thread may use (ptxas limit).")
+    register_alloc_unit: int = Field(
+        gt=0, description="Registers are allocated per warp in multiples of this many (256 = 8 per thread)."
+    )
+    sub_partitions: int = Field(
+        gt=0,
+        description="SM sub-partitions (SMSPs); each holds registers_per_sm / sub_partitions registers and a warp's "
+        "registers must fit in one of them.",
+    )
+    barriers_per_sm: int | None = Field(
+        None,
+        gt=0,
+        description="Named-barrier resources per SM that limit resident blocks (cc >= 9: 2 x max_blocks_per_sm); "
+        "null where cuda_occupancy.h applies no barrier term.",
+    )
+
+
+class SharedMemory(Strict):
+    """Shared memory: capacity, carve-outs, per-block limits, allocation rules and banks."""
+
+    per_sm_max: Bytes = Field(description="Largest shared-memory carve-out of one SM (sharedMemPerMultiprocessor).")
+    per_block_default: Bytes = Field(description="Per-block limit without opt-in (sharedMemPerBlock, 48 KiB).")
+    per_block_optin: Bytes = Field(
+        description="Per-block limit with cudaFuncAttributeMaxDynamicSharedMemorySize opt-in (sharedMemPerBlockOptin)."
+    )
+    reserved_per_block: Bytes = Field(
+        description="Shared memory the driver reserves for every resident block (reservedSharedMemPerBlock, cc >= 8)."
+    )
+    alloc_unit: int = Field(gt=0, description="Per-block allocations are rounded up to a multiple of this, bytes.")
+    carveouts: list[Bytes] = Field(
+        min_length=1,
+        description="The discrete shared-memory sizes an SM can be configured to, ascending, ending at per_sm_max.",
+    )
+    banks: int = Field(gt=0, description="Number of shared-memory banks.")
+    bank_bytes: int = Field(gt=0, description="Width of one bank, bytes (successive words go to successive banks).")
+    bytes_per_clk: int = Field(gt=0, description="Shared-memory bandwidth of one SM, bytes per SM clock (one wavefront).")
+
+
+class L1Cache(Strict):
+    """The per-SM L1 data cache, which shares one SRAM array with shared memory."""
+
+    unified_size: Bytes = Field(description="Size of the combined L1 + shared-memory array of one SM.")
+    line_bytes: int = Field(gt=0, description="Cache line (tag) size, bytes.")
+    sector_bytes: int = Field(gt=0, description="Sector size, bytes: the unit filled on a miss and moved per request.")
+    sets: int = Field(
+        gt=0, description="Sets assumed for the L1 model; ways follow from the L1 size left by the carve-out."
+    )
+    hit_latency_cycles: float = Field(gt=0, description="Load-to-use latency of an L1 hit, SM cycles.")
+
+
+class L2Cache(Strict):
+    """The L2 cache shared by all SMs (sectored, write-back)."""
+
+    size: Bytes = Field(description="Capacity, bytes; must equal sets x ways x line_bytes.")
+    line_bytes: int = Field(gt=0, description="Cache line (tag) size, bytes.")
+    sector_bytes: int = Field(gt=0, description="Sector size, bytes: the unit read from or written to DRAM.")
+    ways: int = Field(gt=0, description="Associativity assumed for the model (NVIDIA does not publish it).")
+    bandwidth_gbps: float = Field(gt=0, description="L2 to SMs read bandwidth, GB/s (1e9 B/s), whole chip.")
+    hit_latency_cycles: float = Field(gt=0, description="Load-to-use latency of an L2 hit, SM cycles.")
+    partitions: int = Field(
+        1, gt=0, description="Halves (partitions) of the L2, each caching what its own SMs read, so shared data is held once per partition."
+    )
+
+
+class GPUDRAM(Strict):
+    """Device memory (HBM or GDDR)."""
+
+    capacity: Bytes = Field(description="Device memory capacity, bytes.")
+    bandwidth_gbps: float = Field(gt=0, description="Theoretical peak bandwidth, GB/s (1e9 B/s).")
+    latency_ns: float = Field(gt=0, description="Load latency of a DRAM access (L2 miss), nanoseconds.")
+
+
+class GPUMachine(MachineHeader):
+    """A GPU: SMs with per-SM limits, shared memory banks, L1/L2, DRAM and per-dtype throughput."""
+
+    kind: Literal["gpu"] = Field(description="Machine type.")
+    compute_capability: str = Field(pattern=r"^\d+\.\d+$", description="CUDA compute capability, 'major.minor'.")
+    sms: int = Field(gt=0, description="Streaming multiprocessors enabled on the product.")
+    clock_mhz_max: float = Field(gt=0, description="Maximum (boost) SM clock, MHz; used for CUDA-core and memory-side peaks.")
+    clock_mhz_tensor: float = Field(gt=0, description="SM clock NVIDIA quotes tensor-core peaks at (or sustained under MMA load), MHz.")
+    limits: SMLimits = Field(description="Per-SM and per-block resource limits.")
+    smem: SharedMemory = Field(description="Shared memory.")
+    l1: L1Cache = Field(description="Per-SM L1 data cache.")
+    l2: L2Cache = Field(description="Shared L2 cache.")
+    dram: GPUDRAM = Field(description="Device memory.")
+    cuda_core_flops_per_clk: dict[str, int] = Field(
+        description="CUDA-core (non-tensor) FLOP per clock per SM by dtype; an FMA counts as 2."
+    )
+    tensor_flops_per_clk: dict[str, dict[str, int]] = Field(
+        description="Dense tensor-core FLOP (int8: ops) per clock per SM, by input dtype then accumulator dtype."
+    )
+    mma_sync_fraction: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        description="Fraction of the tensor peak the warp-level mma.sync/WMMA path reaches (Hopper's full rate needs wgmma).",
+    )
+
+    @model_validator(mode="after")
+    def _consistency(self) -> "GPUMachine":
+        problems: list[str] = []
+        lim, sm = self.limits, self.smem
+        if lim.max_warps_per_sm * lim.warp_size != lim.max_threads_per_sm:
+            problems.append(
+                f"limits: max_warps_per_sm {lim.max_warps_per_sm} x warp_size {lim.warp_size} != "
+                f"max_threads_per_sm {lim.max_threads_per_sm}"
+            )
+        if lim.max_threads_per_block % lim.warp_size or lim.max_threads_per_block > lim.max_threads_per_sm:
+            problems.append(f"limits.max_threads_per_block {lim.max_threads_per_block} is not a multiple of the warp size "
+                            "or exceeds max_threads_per_sm")
+        if lim.registers_per_sm % (lim.sub_partitions * lim.register_alloc_unit):
+            problems.append(
+                f"limits.registers_per_sm {lim.registers_per_sm} is not a multiple of sub_partitions x register_alloc_unit"
+            )
+        if lim.max_registers_per_block > lim.registers_per_sm:
+            problems.append("limits.max_registers_per_block exceeds registers_per_sm")
+        cv = sm.carveouts
+        if any(b <= a for a, b in zip(cv, cv[1:])):
+            problems.append(f"smem.carveouts {cv} are not strictly ascending")
+        if cv[-1] != sm.per_sm_max:
+            problems.append(f"smem.carveouts end at {cv[-1]} B, not at smem.per_sm_max {sm.per_sm_max} B")
+        if sm.per_block_default > sm.per_block_optin:
+            problems.append("smem.per_block_default exceeds smem.per_block_optin")
+        if sm.per_block_optin + sm.reserved_per_block > sm.per_sm_max:
+            problems.append("smem.per_block_optin + smem.reserved_per_block exceeds smem.per_sm_max")
+        if not is_power_of_two(sm.alloc_unit):
+            problems.append(f"smem.alloc_unit {sm.alloc_unit} is not a power of two")
+        if sm.bytes_per_clk != sm.banks * sm.bank_bytes:
+            problems.append(f"smem.bytes_per_clk {sm.bytes_per_clk} != banks x bank_bytes ({sm.banks * sm.bank_bytes})")
+        if sm.per_sm_max > self.l1.unified_size:
+            problems.append("smem.per_sm_max exceeds l1.unified_size (shared memory is carved out of the L1 array)")
+        for name, level in (("l1", self.l1), ("l2", self.l2)):
+            if not is_power_of_two(level.line_bytes) or not is_power_of_two(level.sector_bytes):
+                problems.append(f"{name}: line_bytes and sector_bytes must be powers of two")
+            elif level.line_bytes % level.sector_bytes:
+                problems.append(f"{name}.line_bytes {level.line_bytes} is not a multiple of sector_bytes {level.sector_bytes}")
+        if self.l2.size % (self.l2.ways * self.l2.line_bytes) or self.l2.size == 0:
+            problems.append(f"l2.size {self.l2.size} B is not sets x ways {self.l2.ways} x line {self.l2.line_bytes} B")
+        if self.clock_mhz_tensor > self.clock_mhz_max:
+            problems.append("clock_mhz_tensor exceeds clock_mhz_max")
+        for d in self.cuda_core_flops_per_clk:
+            if d not in DTYPE_BYTES:
+                problems.append(f"cuda_core_flops_per_clk: unknown dtype {d!r}")
+        if "fp32" not in self.cuda_core_flops_per_clk:
+            problems.append("cuda_core_flops_per_clk: needs an fp32 entry")
+        for d, accs in self.tensor_flops_per_clk.items():
+            if d not in DTYPE_BYTES:
+                problems.append(f"tensor_flops_per_clk: unknown input dtype {d!r}")
+            for a in accs:
+                if a not in DTYPE_BYTES:
+                    problems.append(f"tensor_flops_per_clk.{d}: unknown accumulator dtype {a!r}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    # ---- identity -------------------------------------------------------------------------------------
+    @property
+    def cc(self) -> tuple[int, int]:
+        """Compute capability as (major, minor)."""
+        major, minor = self.compute_capability.split(".")
+        return int(major), int(minor)
+
+    # ---- compute peaks ---------------------------------------------------------------------------------
+    def flops_per_clk(self, dtype: str, acc: str | None = None, tensor: bool = True) -> int:
+        """FLOP per clock per SM for a dtype on tensor cores (by accumulator type) or CUDA cores.
+
+        ``acc`` defaults to DEFAULT_ACC[dtype]. Raises ValueError listing what the machine has when the
+        combination is not in the file (e.g. fp8 tensor cores on an A100).
+        """
+        if not tensor:
+            try:
+                return self.cuda_core_flops_per_clk[dtype]
+            except KeyError:
+                raise ValueError(
+                    f"{self.name}: no CUDA-core rate for {dtype!r}; known: {', '.join(self.cuda_core_flops_per_clk)}"
+                ) from None
+        accs = self.tensor_flops_per_clk.get(dtype)
+        if not accs:
+            raise ValueError(
+                f"{self.name}: no tensor-core rate for input {dtype!r}; known: {', '.join(self.tensor_flops_per_clk)}"
+            )
+        a = acc if acc is not None else DEFAULT_ACC.get(dtype, next(iter(accs)))
+        if a not in accs:
+            raise ValueError(f"{self.name}: tensor cores take {dtype!r} with accumulators {', '.join(accs)}, not {a!r}")
+        return accs[a]
+
+    def peak_tflops(self, dtype: str, acc: str | None = None, tensor: bool = True) -> float:
+        """Dense peak TFLOP/s: SMs x FLOP/clk/SM x clock (clock_mhz_tensor for tensor cores, clock_mhz_max otherwise).
+
+        A100 fp16/fp32-acc tensor: 108 x 2048 x 1.41 GHz = 311.9 TFLOP/s (datasheet 312).
+        """
+        clock = self.clock_mhz_tensor if tensor else self.clock_mhz_max
+        return self.sms * self.flops_per_clk(dtype, acc, tensor) * clock * 1e6 / 1e12
+
+    def ridge_point(self, dtype: str, acc: str | None = None, tensor: bool = True) -> float:
+        """Arithmetic intensity (FLOP per DRAM byte) above which a kernel is compute bound on this GPU."""
+        return self.peak_tflops(dtype, acc, tensor) * 1e12 / (self.dram.bandwidth_gbps * 1e9)
+
+    # ---- memory-side figures ---------------------------------------------------------------------------
+    @property
+    def smem_bandwidth_gbps(self) -> float:
+        """Aggregate shared-memory bandwidth, GB/s: bytes_per_clk x SMs x clock_mhz_max (A100: ~19.5 TB/s)."""
+        return self.smem.bytes_per_clk * self.sms * self.clock_mhz_max * 1e6 / 1e9
+
+    @property
+    def l2_sets(self) -> int:
+        """Sets of the L2 model: size / (ways x line_bytes)."""
+        return self.l2.size // (self.l2.ways * self.l2.line_bytes)
+
+    @property
+    def l2_sectors_per_line(self) -> int:
+        """32 B sectors in one 128 B line."""
+        return self.l2.line_bytes // self.l2.sector_bytes
+
+    def l1_size(self, smem_config: int | None = None) -> int:
+        """Bytes of L1 left when shared memory is configured to ``smem_config`` (default: the largest carve-out)."""
+        cfg = self.smem.per_sm_max if smem_config is None else smem_config
+        return max(self.l1.unified_size - cfg, 0)
+
+    @property
+    def dram_bytes_per_clk(self) -> float:
+        """DRAM bandwidth in bytes per SM clock (clock_mhz_max), whole chip."""
+        return self.dram.bandwidth_gbps * 1e9 / (self.clock_mhz_max * 1e6)
+
+    @property
+    def registers_per_sub_partition(self) -> int:
+        """Registers in one SM sub-partition (65,536 / 4 = 16,384)."""
+        return self.limits.registers_per_sm // self.limits.sub_partitions
+
+    def align_up_to_carveout(self, nbytes: int) -> int:
+        """The smallest carve-out >= nbytes (cudaOccAlignUpShmemSizeVoltaPlus); ValueError above the largest."""
+        for c in self.smem.carveouts:
+            if c >= nbytes:
+                return c
+        raise ValueError(f"{self.name}: {nbytes} B of shared memory exceed the largest carve-out {self.smem.carveouts[-1]} B")
+
+    def derived(self) -> dict:
+        """Every derived figure, for ``machines show``."""
+        tensor = {
+            f"{d}->{a}": self.peak_tflops(d, a, True) for d, accs in self.tensor_flops_per_clk.items() for a in accs
+        }
+        cuda = {d: self.peak_tflops(d, tensor=False) for d in self.cuda_core_flops_per_clk}
+        return {
+            "peak_tflops_tensor": tensor,
+            "peak_tflops_cuda_core": cuda,
+            "ridge_point_flop_per_byte_tensor": {
+                k: v * 1e12 / (self.dram.bandwidth_gbps * 1e9) for k, v in tensor.items()
+            },
+            "ridge_point_flop_per_byte_cuda_core": {
+                k: v * 1e12 / (self.dram.bandwidth_gbps * 1e9) for k, v in cuda.items()
+            },
+            "smem_bandwidth_gbps": self.smem_bandwidth_gbps,
+            "l2_sets": self.l2_sets,
+            "l2_sectors_per_line": self.l2_sectors_per_line,
+            "l1_size_at_max_carveout_bytes": self.l1_size(),
+            "dram_bytes_per_clk": self.dram_bytes_per_clk,
+            "registers_per_sub_partition": self.registers_per_sub_partition,
+            "max_threads_per_gpu": self.sms * self.limits.max_threads_per_sm,
+        }

@@ -1,0 +1,189 @@
+"""Results: the terminal table, results.csv / results.json, the resolved experiment, and figures.
+
+Everything a figure shows is in results.csv, so any plot can be redrawn from the files alone. Figures use
+matplotlib's object API on the Agg backend (no display needed).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from pathlib import Path
+
+import yaml
+
+from gemmsim.errors import ResultsError
+
+RESULT_FILES = ("experiment.yaml", "results.csv", "results.json")
+
+
+def _num(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return _si(x) if abs(x) >= 100_000 else str(x)
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "-"
+        if math.isinf(x):
+            return "inf"
+        if abs(x) >= 100_000:
+            return _si(x)
+        if abs(x) >= 100:
+            return f"{x:.0f}"
+        if abs(x) >= 1:
+            return f"{x:.2f}"
+        return f"{x:.3g}"
+    return str(x)
+
+
+def _si(x: float) -> str:
+    for unit, f in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= f:
+            return f"{x / f:.2f}{unit}"
+    return f"{x:.0f}"
+
+
+def _time(s) -> str:
+    if not isinstance(s, (int, float)) or isinstance(s, bool) or not math.isfinite(s):
+        return "-"
+    for unit, f in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if s >= f:
+            return f"{s / f:.3g} {unit}"
+    return f"{s:.3g} s"
+
+
+def _columns_present(rows: list[dict], pattern: str) -> list[str]:
+    rx = re.compile(pattern)
+    out: list[str] = []
+    for r in rows:
+        for k in r:
+            if rx.fullmatch(k) and k not in out:
+                out.append(k)
+    return out
+
+
+def distinguishing_params(rows: list[dict]) -> list[str]:
+    """Kernel-parameter columns (p_*) that tell apart rows of the same machine, kernel label, shape and dtype."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r.get("machine"), r.get("label"), r.get("M"), r.get("N"), r.get("K"), r.get("dtype")), []).append(r)
+    keys = list(dict.fromkeys(k for r in rows for k in r if k.startswith("p_")))
+    return [k for k in keys if any(len({json.dumps(r.get(k), default=str) for r in g}) > 1 for g in groups.values())]
+
+
+def table_columns(rows: list[dict]) -> list[tuple[str, str]]:
+    """(column, header) pairs for the terminal table: identity, hit rates, TLB, bytes, time, verdict."""
+    cols: list[tuple[str, str]] = [("machine", "machine"), ("label", "kernel")]
+    cols += [(k, k[2:]) for k in distinguishing_params(rows)]
+    if any(r.get("M") is not None for r in rows):
+        cols.append(("shape", "M x N x K"))
+    if len({r.get("dtype") for r in rows}) > 1:
+        cols.append(("dtype", "dtype"))
+    cols += [(c, c.removesuffix("_hit_rate") + " hit") for c in _columns_present(rows, r".+_hit_rate")]
+    cols += [(c, c.removesuffix("_miss_rate") + " miss") for c in _columns_present(rows, r".+_miss_rate")]
+    cols += [(c, c.removesuffix("_traffic_bytes") + "-> B") for c in _columns_present(rows, r".+_traffic_bytes")]
+    extra = [c for c in ("blocks_per_sm", "occupancy", "waves", "wavefronts_per_request", "sectors_per_request", "utilization", "folds") if any(c in r for r in rows)]
+    cols += [(c, c) for c in extra]
+    cols += [("dram_bytes", "DRAM B"), ("time_s", "model time"), ("gflops", "GFLOP/s"), ("peak_fraction", "% peak"), ("bound", "bound")]
+    if any("host_time_s" in r for r in rows):
+        cols += [("host_time_s", "host time"), ("host_ok", "host ok")]
+    return cols
+
+
+def cell(row: dict, col: str) -> str:
+    """One table cell: times with units, rates in %, large counts with SI prefixes."""
+    if col == "shape":
+        return f"{row['M']}x{row['N']}x{row['K']}" if row.get("M") is not None else "-"
+    v = row.get(col)
+    if col.endswith("_s"):
+        return _time(v)
+    if col.endswith(("_hit_rate", "_miss_rate")) or col in ("occupancy", "utilization"):
+        return f"{100 * v:.1f}%" if isinstance(v, (int, float)) and math.isfinite(v) else "-"
+    if col == "peak_fraction":
+        return f"{100 * v:.2g}%" if isinstance(v, (int, float)) and math.isfinite(v) else "-"
+    return _num(v)
+
+
+def table(rows: list[dict], columns: list[tuple[str, str]] | None = None) -> str:
+    """Plain-text tables of the rows, one line per case and one table per machine kind (each kind has its own counters)."""
+    if columns is None:
+        kinds = list(dict.fromkeys(r.get("machine_kind", "") for r in rows))
+        if len(kinds) > 1:
+            return "\n\n".join(_table([r for r in rows if r.get("machine_kind", "") == k], None) for k in kinds)
+    return _table(rows, columns)
+
+
+def _table(rows: list[dict], columns: list[tuple[str, str]] | None) -> str:
+    cols = columns or table_columns(rows)
+    cells = [[h for _, h in cols]] + [[cell(r, c) for c, _ in cols] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cols))]
+    lines = ["  ".join(v.rjust(w) if j > 1 else v.ljust(w) for j, (v, w) in enumerate(zip(line, widths))) for line in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _jsonable(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if hasattr(v, "item"):
+        return v.item()
+    return v
+
+
+def write_results(folder: Path, plan, rows: list[dict], notes: list[str], figures: bool = True) -> None:
+    """Write the resolved experiment, results.csv, results.json, notes and figures into ``folder`` (report.html is
+    built from these files by ``gemmsim.report.html.write_html_report``)."""
+    exp = plan.experiment.model_dump(mode="json")
+    exp["resolved_machines"] = {name: getattr(m, "name", name) for name, m in plan.machines.items() if name in plan.experiment.machines}
+    (folder / "experiment.yaml").write_text(yaml.safe_dump(exp, sort_keys=False))
+    machines_dir = folder / "machines"
+    machines_dir.mkdir()
+    for name, m in plan.machines.items():
+        if name in plan.experiment.machines:
+            (machines_dir / f"{Path(name).stem}.yaml").write_text(yaml.safe_dump(m.model_dump(mode="json"), sort_keys=False))
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(folder / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _jsonable(r.get(k)) for k in keys})
+    payload = {"experiment": plan.experiment.name, "source": plan.source, "notes": notes, "rows": [{k: _jsonable(v) for k, v in r.items()} for r in rows]}
+    (folder / "results.json").write_text(json.dumps(payload, indent=1))
+    (folder / "table.txt").write_text(table(rows) + "\n" + "".join(f"\n{n}" for n in notes) + "\n")
+    if figures:
+        from gemmsim.report.figures import draw_all
+
+        draw_all(folder, plan.experiment, rows)
+
+
+def read_results(folder: str | Path) -> tuple[dict, dict]:
+    """Read a results folder back: (experiment dict, results.json payload with its ``rows``).
+
+    ResultsError names every missing or unreadable file; nothing in the folder is changed.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ResultsError(f"no such results folder: {folder}")
+    missing = [f for f in RESULT_FILES if not (folder / f).is_file()]
+    if missing:
+        raise ResultsError(f"results folder is incomplete: missing {', '.join(missing)}", source=str(folder))
+    try:
+        exp = yaml.safe_load((folder / "experiment.yaml").read_text())
+        payload = json.loads((folder / "results.json").read_text())
+    except (yaml.YAMLError, json.JSONDecodeError, OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"cannot read the results: {exc}", source=str(folder)) from None
+    problems = []
+    if not isinstance(exp, dict):
+        problems.append("experiment.yaml is not a mapping")
+    if not isinstance(payload, dict) or not isinstance(payload.get("rows"), list) or not all(isinstance(r, dict) for r in payload["rows"]):
+        problems.append("results.json has no list of 'rows'")
+    if problems:
+        raise ResultsError("results folder is unreadable", source=str(folder), problems=problems)
+    return exp, payload

@@ -1,0 +1,122 @@
+"""CPU cases: kernel trace -> cache hierarchy and TLBs -> counters -> metrics -> modelled time.
+
+``KERNELS`` merges every CPU kernel module (``gemmsim.kernels.cpu``: loop orders and blocked;
+``gemmsim.kernels.cpu_packed``: packed Goto/BLIS kernels). ``run_case`` is what the runner calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from gemmsim.errors import KernelError
+from gemmsim.kernels.base import CPUKernel
+from gemmsim.models.hierarchy import Hierarchy
+from gemmsim.timing.cpu import cpu_time
+from gemmsim.trace import Layout, LayoutSpec
+from gemmsim.units import dtype_bytes
+
+_KERNEL_MODULES = ("gemmsim.kernels.cpu", "gemmsim.kernels.cpu_packed")
+
+
+def cpu_kernels() -> dict[str, CPUKernel]:
+    """Every CPU kernel by name."""
+    out: dict[str, CPUKernel] = {}
+    for mod in _KERNEL_MODULES:
+        try:
+            out.update(importlib.import_module(mod).KERNELS)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+    return out
+
+
+CPU_KERNELS = cpu_kernels()
+KERNELS = {name: k.params for name, k in CPU_KERNELS.items()}
+
+
+def level_columns(counters: dict) -> dict:
+    """Flatten Hierarchy counters into result columns: <LEVEL>_hits, _misses, _hit_rate, _bytes_in ... ."""
+    row: dict = {}
+    levels = counters["levels"]
+    for i, lv in enumerate(levels):
+        n = lv["name"]
+        accesses = lv["loads"] + lv["stores"]
+        hits = lv["load_hits"] + lv["store_hits"]
+        for key in ("loads", "stores", "load_hits", "load_misses", "store_hits", "store_misses", "writebacks", "evictions", "dirty_at_end"):
+            row[f"{n}_{key}"] = lv[key]
+        row[f"{n}_accesses"] = accesses
+        row[f"{n}_hits"] = hits
+        row[f"{n}_misses"] = accesses - hits
+        row[f"{n}_hit_rate"] = hits / accesses if accesses else float("nan")
+        if "invalidations" in lv:
+            row[f"{n}_invalidations"] = lv["invalidations"]
+    row["memory_line_reads"] = counters["memory"]["line_reads"]
+    row["memory_line_writes"] = counters["memory"]["line_writes"]
+    for tl in counters.get("tlbs", []):
+        n = tl["name"]
+        row[f"{n}_accesses"] = tl["accesses"]
+        row[f"{n}_misses"] = tl["misses"]
+        row[f"{n}_miss_rate"] = tl["misses"] / tl["accesses"] if tl["accesses"] else float("nan")
+    return row
+
+
+def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp32", layout: LayoutSpec | dict | None = None, **params) -> dict:
+    """Simulate one CPU kernel on a machine and return the result row (counters, bytes, modelled time).
+
+    Example: ``simulate_cpu(load_machine("haswell"), "ikj", 256, 256, 256)["L1_hit_rate"]``.
+    """
+    kernels = CPU_KERNELS
+    if kernel not in kernels:
+        raise KernelError(f"unknown CPU kernel {kernel!r}; known: {', '.join(sorted(kernels))}")
+    k = kernels[kernel]
+    p = k.params(**params)
+    spec = layout if isinstance(layout, LayoutSpec) else LayoutSpec(**(layout or {}))
+    lay = Layout.build(M, N, K, dtype, spec)
+    threads = k.threads(p)
+    h = Hierarchy.from_machine(machine, cores=threads)
+    for chunk in k.trace(lay, p, machine):
+        h.feed(chunk)
+    counters = h.counters()
+    flops = 2.0 * M * N * K
+    row = level_columns(counters)
+    levels = counters["levels"]
+    for i, spec in enumerate(machine.caches):
+        below = levels[i + 1] if i + 1 < len(levels) else None
+        lines = below["loads"] + below["stores"] if below else counters["memory"]["line_reads"] + counters["memory"]["line_writes"]
+        row[f"{spec.name}_traffic_bytes"] = lines * spec.line_bytes  # moved between this level and the one below
+    line = machine.caches[-1].line_bytes
+    dram_bytes = (counters["memory"]["line_reads"] + counters["memory"]["line_writes"]) * line
+    extra = k.extra(lay, p, machine) if k.extra is not None else {}
+    slowdown = float(extra.get("compute_slowdown", 1.0))
+    t = cpu_time(machine, counters, flops, dtype, simd=k.simd, threads=threads, compute_slowdown=slowdown)
+    row.update(t.columns())
+    peak = machine.peak_gflops(dtype, cores=min(threads, machine.cores)) * 1e9
+    row.update(
+        flops=flops,
+        threads=threads,
+        dram_bytes=dram_bytes,
+        intensity_flop_per_byte=flops / dram_bytes if dram_bytes else float("inf"),
+        gflops=flops / t.time_s / 1e9 if t.time_s else float("nan"),
+        peak_fraction=flops / t.time_s / peak if t.time_s else float("nan"),
+        simd=k.simd,
+    )
+    row.update(working_set_columns(machine, dtype, p))
+    row.update(extra)
+    return row
+
+
+def working_set_columns(machine, dtype: str, params) -> dict:
+    """Seed 000 section 4: a blocked kernel's working set s(BM*BK + BK*BN + BM*BN) and its share of each cache level."""
+    bm, bn, bk = (getattr(params, k, None) for k in ("BM", "BN", "BK"))
+    if not all(isinstance(v, int) for v in (bm, bn, bk)):
+        return {}
+    ws = dtype_bytes(dtype) * (bm * bk + bk * bn + bm * bn)
+    row = {"working_set_bytes": ws}
+    for c in machine.caches:
+        row[f"working_set_fraction_{c.name}"] = ws / c.size
+    return row
+
+
+def run_case(machine, case) -> dict:
+    """The runner's entry point: simulate ``case`` on ``machine``."""
+    return simulate_cpu(machine, case.kernel, case.M, case.N, case.K, case.dtype, case.layout, **case.params)

@@ -1,0 +1,92 @@
+"""Dispatch of one case to the simulator of its machine's kind.
+
+Each machine kind has one module (``gemmsim.sim.cpu``, ``gemmsim.sim.gpu``, ``gemmsim.sim.systolic``)
+that exposes:
+
+- ``KERNELS: dict[str, type[pydantic.BaseModel]]`` -- the kernels this kind can run, each with the
+  model of its parameters (``extra="forbid"``; defaults for every parameter);
+- ``run_case(machine, case: Case) -> dict`` -- simulate one case and return its result columns.
+
+Every result row carries at least the common columns below, so machines of different kinds can be
+compared side by side; a kind adds its own counters (hit rates, wavefronts, folds ...), snake_case with
+units in the name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from dataclasses import asdict, dataclass, field
+from types import ModuleType
+
+#: Columns every kind's run_case returns.
+COMMON_COLUMNS = (
+    "flops",  # useful floating-point operations, 2*M*N*K for a GEMM
+    "dram_bytes",  # bytes moved between the last on-chip level and DRAM (reads + writes)
+    "intensity_flop_per_byte",  # flops / dram_bytes
+    "time_s",  # modelled time in seconds
+    "gflops",  # flops / time_s / 1e9
+    "peak_fraction",  # gflops / the machine's peak for the dtype and the kernel's kind of arithmetic
+    "bound",  # what limited time_s: 'compute', 'L1', 'L2', 'dram', 'latency', 'smem', 'waves' ...
+)
+
+KIND_MODULES = {"cpu": "gemmsim.sim.cpu", "gpu": "gemmsim.sim.gpu", "systolic": "gemmsim.sim.systolic"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One point of an experiment: a machine, a kernel with its parameters, a shape, a dtype, a layout."""
+
+    experiment: str
+    machine: str
+    kernel: str
+    params: dict = field(default_factory=dict)
+    M: int | None = None
+    N: int | None = None
+    K: int | None = None
+    dtype: str = "fp32"
+    layout: dict = field(default_factory=dict)
+    quick: bool = False
+    label: str = ""
+    #: extra result columns that identify the case but do not change its simulation (workload, op, count ...)
+    tags: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The kernel as tables and figures show it: its label, or its name."""
+        return self.label or self.kernel
+
+    def to_dict(self) -> dict:
+        """Plain, JSON-able form."""
+        return asdict(self)
+
+    def key(self) -> str:
+        """A stable hash of everything that defines the case (for caching and file names)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def columns(self) -> dict:
+        """The case's own columns for a result row (kernel params flattened as ``p_NAME``)."""
+        row = {"machine": self.machine, "kernel": self.kernel, "label": self.name, "M": self.M, "N": self.N, "K": self.K, "dtype": self.dtype}
+        row.update({f"p_{k}": (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in sorted(self.params.items())})
+        row.update({f"layout_{k}": v for k, v in sorted(self.layout.items())})
+        return row
+
+
+def kind_module(kind: str) -> ModuleType:
+    """The simulator module of a machine kind."""
+    return importlib.import_module(KIND_MODULES[kind])
+
+
+def kernels_for(kind: str) -> dict:
+    """Kernel name -> parameter model, for a machine kind (empty if that kind has no simulator yet)."""
+    try:
+        return dict(getattr(kind_module(kind), "KERNELS", {}))
+    except ModuleNotFoundError:
+        return {}
+
+
+def run_case(machine, case: Case) -> dict:
+    """Simulate one case on a loaded machine; returns the result columns (without the case's own)."""
+    return kind_module(machine.kind).run_case(machine, case)

@@ -1,0 +1,418 @@
+"""GPU cases: kernel spec -> occupancy -> memory system -> shared-memory banks -> timing -> one result row.
+
+``KERNELS`` (name -> parameter model) has the GEMM kernels of ``gemmsim.kernels.gpu`` (naive and the
+loop-order names, tiled_smem/blocked, tensorcore, gemm, seed003_cutlass) and pattern kernels for the
+micro-experiments:
+
+* ``smem_pattern``: one shared-memory warp instruction -- lane i reads ``offset + i*stride*width`` bytes
+  (``width`` 4/8/16), or, with ``transpose_tile`` = TILE, column ``column`` of a ``float [TILE][TILE+pad]``
+  tile (lane i reads element [i % TILE][column]); wavefronts, the ideal, bank conflicts (the banks model);
+* ``global_pattern``: one global warp request -- lane i reads ``offset + i*stride*width`` bytes; 32-byte
+  sectors, 128-byte lines and the efficiency (the coalescing model);
+* ``waves_sleep`` / ``waves_fma``: the H200 wave kernels of validation/h200/waves.cu (a block that sleeps
+  ``block_ns``; a block of ``iters`` x 16 x 8 FMAs per thread), a grid of ``grid`` blocks (or one per
+  BM x BN tile of the case's shape), resident blocks set by ``smem`` -- the two regimes of the waves model
+  through the same SM timing as the GEMMs.
+
+``run_case(machine, case)`` returns the common columns of ``gemmsim.sim.dispatch`` plus the GPU counters;
+``simulate_gpu(machine, kernel, M=, N=, K=, dtype=, **params)`` is the same for notebooks.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, ValidationError, model_validator
+
+from gemmsim.timing import gpu as gt
+from gemmsim.errors import KernelError
+from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
+from gemmsim.kernels.gpu import SPACE_SHARED, GPUKernelSpec, TensorCoreSpec
+from gemmsim.machine.gpu import GPUMachine
+from gemmsim.models.banks import ideal_wavefronts, smem_wavefronts_batch
+from gemmsim.models.coalesce import coalescing
+from gemmsim.models.gpu_memory import simulate_memory
+from gemmsim.models.occupancy import occupancy
+from gemmsim.models.waves import tile_quantization, waves
+from gemmsim.schema import Strict
+from gemmsim.sim.dispatch import Case
+from gemmsim.trace import Layout, LayoutSpec
+from gemmsim.units import dtype_bytes
+
+WARP = 32
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pattern kernels
+# ---------------------------------------------------------------------------------------------------
+class SmemPatternParams(Strict):
+    """One shared-memory warp instruction (a load): a strided pattern or a transposed tile column."""
+
+    stride: int = Field(1, ge=0, description="Elements (of `width` bytes) between consecutive lanes.")
+    width: Literal[4, 8, 16] = Field(4, description="Bytes each lane reads (LDS.32/.64/.128).")
+    offset: int = Field(0, ge=0, description="Byte offset of lane 0 (a multiple of width).")
+    transpose_tile: int | None = Field(
+        None, ge=1, le=64, description="If set (TILE): lanes read a column of float [TILE][TILE+pad] instead of the stride pattern."
+    )
+    pad: int = Field(0, ge=0, le=32, description="Padding elements per tile row ([TILE][TILE+pad]).")
+    column: int = Field(0, ge=0, description="Tile column the warp reads (transpose_tile only).")
+
+    @model_validator(mode="after")
+    def _align(self) -> "SmemPatternParams":
+        if self.offset % self.width:
+            raise ValueError(f"offset {self.offset} is not a multiple of the access width {self.width}")
+        if self.transpose_tile is not None and self.width != 4:
+            raise ValueError("transpose_tile reads 4-byte floats (width: 4)")
+        return self
+
+
+class GlobalPatternParams(Strict):
+    """One global warp request (a load): lane i reads offset + i*stride*width bytes."""
+
+    stride: int = Field(1, ge=0, description="Elements (of `width` bytes) between consecutive lanes.")
+    width: Literal[1, 2, 4, 8, 16] = Field(4, description="Bytes each lane reads.")
+    offset: int = Field(0, ge=0, description="Byte offset of lane 0 from a 128-byte boundary (a multiple of width).")
+
+    @model_validator(mode="after")
+    def _align(self) -> "GlobalPatternParams":
+        if self.offset % self.width:
+            raise ValueError(f"offset {self.offset} is not a multiple of the access width {self.width}")
+        return self
+
+
+class _WaveGrid(Strict):
+    grid: int | None = Field(
+        None, ge=1, description="Blocks in the grid; None: one block per BM x BN tile of the case's M x N (as a GEMM)."
+    )
+    BM: int = Field(256, ge=1, description="Tile rows used to count blocks from the shape when grid is None.")
+    BN: int = Field(128, ge=1, description="Tile columns used to count blocks from the shape when grid is None.")
+
+
+class WavesSleepParams(_WaveGrid):
+    """validation/h200/waves.cu sleep_kernel: every block waits block_ns; blocks per SM set through smem."""
+
+    threads: int = Field(128, ge=1, le=1024, description="Threads per block.")
+    smem: int = Field(0, ge=0, description="Dynamic shared memory per block, bytes (sets the resident blocks).")
+    regs: int = Field(16, ge=1, le=255, description="Registers per thread.")
+    block_ns: float = Field(50_000, gt=0, description="How long each block waits, ns.")
+
+
+class WavesFMAParams(_WaveGrid):
+    """validation/h200/waves.cu fma_kernel: iters x 16 x 8 independent fp32 FMAs per thread."""
+
+    threads: int = Field(256, ge=1, le=1024, description="Threads per block.")
+    smem: int = Field(0, ge=0, description="Dynamic shared memory per block, bytes (sets the resident blocks).")
+    regs: int = Field(32, ge=1, le=255, description="Registers per thread.")
+    iters: int = Field(200, ge=1, description="Outer iterations; each does 16 x 8 FMAs per thread.")
+
+
+#: Every GPU kernel name and its parameter model.
+KERNELS: dict[str, type[Strict]] = {
+    **{name: k.params for name, k in GPU_KERNELS.items()},
+    "smem_pattern": SmemPatternParams,
+    "global_pattern": GlobalPatternParams,
+    "waves_sleep": WavesSleepParams,
+    "waves_fma": WavesFMAParams,
+}
+
+
+def smem_pattern_addresses(p: SmemPatternParams) -> np.ndarray:
+    """The 32 lane byte addresses of a smem_pattern instruction."""
+    lane = np.arange(WARP, dtype=np.int64)
+    if p.transpose_tile is not None:
+        T = p.transpose_tile
+        return ((lane % T) * (T + p.pad) + p.column) * 4
+    return p.offset + lane * p.stride * p.width
+
+
+def global_pattern_addresses(p: GlobalPatternParams) -> np.ndarray:
+    """The 32 lane byte addresses of a global_pattern request (from a 128-byte aligned base)."""
+    return p.offset + np.arange(WARP, dtype=np.int64) * p.stride * p.width
+
+
+def _nan_common(bound: str, time_s: float) -> dict:
+    return {"flops": 0.0, "dram_bytes": 0.0, "intensity_flop_per_byte": float("nan"), "time_s": time_s, "gflops": 0.0,
+            "peak_fraction": float("nan"), "bound": bound}
+
+
+def _run_smem_pattern(m: GPUMachine, p: SmemPatternParams) -> dict:
+    a = smem_pattern_addresses(p)
+    wf = int(smem_wavefronts_batch(m, a[None, :], p.width)[0])
+    ideal = ideal_wavefronts(p.width)
+    row = _nan_common("smem", wf / (m.clock_mhz_max * 1e6))
+    row.update(
+        wavefronts=wf, ideal_wavefronts=ideal, bank_conflicts=max(wf - ideal, 0), bytes_requested=WARP * p.width,
+        smem_efficiency=ideal / wf, lane_addresses=" ".join(str(int(x)) for x in a[:8]) + " ...",
+        smem_bytes_per_clk_effective=WARP * p.width / wf,
+    )
+    return row
+
+
+def _run_global_pattern(m: GPUMachine, p: GlobalPatternParams) -> dict:
+    a = global_pattern_addresses(p)
+    c = coalescing(m, a, p.width)
+    row = _nan_common("L1", c.sectors * m.l1.sector_bytes / m.smem.bytes_per_clk / (m.clock_mhz_max * 1e6))
+    row.update(
+        sectors=c.sectors, lines=c.lines, bytes_requested=c.bytes_requested, bytes_moved=c.bytes_moved,
+        coalescing_efficiency=c.efficiency, sectors_ideal=-(-WARP * p.width // m.l1.sector_bytes),
+        lane_addresses=" ".join(str(int(x)) for x in a[:8]) + " ...",
+    )
+    return row
+
+
+def _launch_columns(m: GPUMachine, occ) -> dict:
+    return {
+        "threads": occ.threads_per_block, "regs": occ.registers_per_thread, "smem_per_block": occ.smem_per_block,
+        "smem_alloc_per_block": occ.smem_alloc_per_block, "blocks_per_sm": occ.blocks_per_sm,
+        "limiter": occ.limiter, "occupancy": occ.occupancy, "warps_per_sm": occ.warps_per_sm,
+    }
+
+
+def _run_waves(m: GPUMachine, name: str, p, case: Case) -> dict:
+    if p.grid is None:
+        if case.M is None or case.N is None:
+            raise KernelError(f"{name}: give grid, or a shape (M, N) to count BM x BN tiles")
+        p = p.model_copy(update={"grid": -(-case.M // p.BM) * -(-case.N // p.BN)})
+    occ = occupancy(m, threads=p.threads, regs=p.regs, smem=p.smem)
+    clk = m.clock_mhz_max
+    if name == "waves_sleep":
+        costs = gt.StepCosts(steps=1, stages=1, latency_clk=p.block_ns * clk / 1e3, pipe={})
+        flops = 0.0
+    else:
+        flops_block = 2.0 * p.threads * p.iters * 16 * 8
+        warp_fma = p.threads * p.iters * 16 * 8 / WARP
+        rate = m.flops_per_clk("fp32", tensor=False)
+        costs = gt.StepCosts(steps=1, stages=1, latency_clk=0.0,
+                             pipe=gt.pipe_terms(m, flops_block, rate, 0, 0, warp_fma))
+        flops = flops_block * p.grid
+    t = gt.gpu_time(costs, p.grid, m.sms, occ.blocks_per_sm, clk, 0.0, m.dram.bandwidth_gbps)
+    w = waves(m, p.grid, occ.blocks_per_sm)
+    peak = m.peak_tflops("fp32", tensor=False)
+    row = {
+        "flops": flops, "dram_bytes": 0.0, "intensity_flop_per_byte": float("nan"), "time_s": t.time_s,
+        "gflops": flops / t.time_s / 1e9, "peak_fraction": flops / t.time_s / 1e12 / peak if flops else float("nan"),
+        "bound": t.bound,
+    }
+    row.update(_launch_columns(m, occ))
+    row.update(grid=p.grid, tiles=p.grid, waves=w.waves, waves_fractional=w.waves_fractional, wave_size=w.wave_size,
+               wave_efficiency=w.wave_efficiency, tail_blocks=w.tail_blocks, sm_regime=t.sm_regime,
+               blocks_on_busiest_sm=t.blocks_on_busiest_sm, pipe_busy=t.pipe_busy,
+               time_per_wave_s=t.time_s / w.waves)
+    return row
+
+
+# ---------------------------------------------------------------------------------------------------
+# GEMM kernels
+# ---------------------------------------------------------------------------------------------------
+def _smem_per_step(m: GPUMachine, spec: GPUKernelSpec) -> tuple[float, float, float]:
+    """(wavefronts, ideal wavefronts, shared instructions) per k-step of one block, from a block trace over
+    ``stages`` steps (the shared addresses repeat with the stage buffer, not with the tile position)."""
+    sample_steps = max(spec.stages, 1)
+    L = Layout.build(spec.BM, spec.BN, spec.kstep * sample_steps, spec.dtype)
+    tr = spec.block_trace(L, 0, 0, spaces=[SPACE_SHARED])
+    if not len(tr):
+        return 0.0, 0.0, 0.0
+    wf = ideal = 0
+    for w in np.unique(tr.width):
+        sel = tr.select(tr.width == w)
+        wf += int(smem_wavefronts_batch(m, sel.addr.astype(np.int64), int(w), sel.lanes_active()).sum())
+        ideal += ideal_wavefronts(int(w)) * len(sel)
+    return wf / sample_steps, ideal / sample_steps, len(tr) / sample_steps
+
+
+def l1_carveout(m: GPUMachine, occ) -> int:
+    """Shared-memory configuration the driver picks, bytes: the smallest carve-out that holds the resident blocks'
+    shared memory, which leaves the most L1 (ncu on the H200 SGEMM: launch__shared_mem_config_size = 32 KiB for
+    2 blocks x 9 KiB; the occupancy API's default assumes the largest)."""
+    return m.align_up_to_carveout(occ.blocks_per_sm * occ.smem_alloc_per_block)
+
+
+def _flops_rate(m: GPUMachine, spec: GPUKernelSpec) -> tuple[float, float]:
+    """(FLOP/clk/SM the kernel's math runs at, datasheet peak TFLOP/s it is compared with)."""
+    try:
+        if spec.tensor:
+            rate = m.flops_per_clk(spec.dtype, spec.acc, tensor=True)
+            return rate * m.mma_sync_fraction, m.peak_tflops(spec.dtype, spec.acc, tensor=True)
+        return float(m.flops_per_clk(spec.dtype, tensor=False)), m.peak_tflops(spec.dtype, tensor=False)
+    except ValueError as err:
+        raise KernelError(str(err)) from None
+
+
+def reference_traffic(M: int, N: int, K: int, dtype: str, BM: int, BN: int) -> dict:
+    """Seed 001's two reference traffics for a tiled GEMM (bytes): no reuse beyond the block tile
+    (A read once per column of tiles, B once per row of tiles, C written once: the crude 2MNK/T for square
+    tiles, plus C) and perfect reuse (A, B read once, C written once)."""
+    e = dtype_bytes(dtype)
+    tn, tm = -(-N // BN), -(-M // BM)
+    return {
+        "dram_bytes_no_reuse": e * (M * K * tn + K * N * tm + M * N),
+        "dram_bytes_perfect_reuse": e * (M * K + K * N + M * N),
+    }
+
+
+def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) -> dict:
+    """Seed 003's numbers beside the model, and a plain check of its claims (pipeline_depth.yaml)."""
+    sd = gt.SEED_003
+    S = spec.stages
+    paper_gpu = m.compute_capability == "8.9"  # the seed measured an RTX 4060 (AD107, sm_89)
+    measured = dict(sd.measured_tflops) if paper_gpu else {}
+    p_inf, kappa = gt.fit_pipeline([(s, t) for s, t in sd.measured_tflops if s in (2, 3)])
+    fit = p_inf * gt.pipeline_efficiency(S, kappa)
+    claimed = dict(sd.blocks_claimed).get(S, 2 if S < 3 else None)
+    regs_claimed = dict(sd.regs_claimed).get(S, 64)
+    occ_claimed_regs = occupancy(m, threads=spec.threads, regs=regs_claimed, smem=spec.smem_bytes)
+    peak16 = m.peak_tflops("fp16", "fp16", tensor=True) if "fp16" in m.tensor_flops_per_clk.get("fp16", {}) else float("nan")
+    peak32 = m.peak_tflops("fp16", "fp32", tensor=True)
+    meas = measured.get(S, float("nan"))
+    clk_needed = meas * 1e12 / (m.sms * m.flops_per_clk("fp16", "fp32")) / 1e6 if meas == meas else float("nan")
+    holds_blocks = claimed is not None and occ_claimed_regs.blocks_per_sm == claimed
+    text = (
+        f"S={S}: {spec.smem_bytes // 1024} KiB smem/block + 1 KiB reserve; {m.name} allows "
+        f"{occ_claimed_regs.blocks_per_sm} block(s)/SM at the paper's ~{regs_claimed} regs "
+        f"({occ_claimed_regs.limiter}) and {occ.blocks_per_sm} at the estimated {occ.registers_per_thread} regs "
+        f"({occ.limiter}); the paper's {claimed} block(s)/SM {'can hold' if holds_blocks else 'cannot hold'}. "
+    )
+    if not paper_gpu:
+        text += "(The paper's throughputs were measured on an RTX 4060, not here.)"
+    elif meas == meas:
+        text += (
+            f"Measured {meas} TFLOP/s is {meas / sd.peak_tflops:.1%} of {sd.peak_tflops} (the fp16-accumulate peak) but "
+            f"{meas / peak32:.1%} of the fp32-accumulate peak {peak32:.2f} TFLOP/s at {m.clock_mhz_tensor:.0f} MHz; "
+            f"it needs a sustained clock >= {clk_needed:.0f} MHz."
+        )
+    return {
+        "seed_measured_tflops": meas,
+        "seed_fit_p_inf_tflops": p_inf,
+        "seed_fit_kappa": kappa,
+        "seed_model_tflops": fit,
+        "seed_model_vs_measured": fit / meas - 1 if meas == meas else float("nan"),
+        "seed_claimed_blocks_per_sm": claimed if claimed is not None else float("nan"),
+        "seed_claimed_regs": regs_claimed,
+        "blocks_per_sm_at_claimed_regs": occ_claimed_regs.blocks_per_sm,
+        "claim_blocks_hold": holds_blocks,
+        "peak_fp16_acc_tflops": peak16,
+        "peak_fp32_acc_tflops": peak32,
+        "seed_fraction_of_fp32_acc_peak": meas / peak32 if meas == meas else float("nan"),
+        "seed_clock_needed_mhz": clk_needed,
+        "model_fraction_of_seed_peak": tflops / sd.peak_tflops,
+        "claim_check": text,
+    }
+
+
+def _run_gemm(m: GPUMachine, case: Case) -> dict:
+    if case.M is None or case.N is None or case.K is None:
+        raise KernelError(f"kernel {case.kernel!r} needs a GEMM shape (M, N, K)")
+    kernel = GPU_KERNELS[case.kernel]
+    params = kernel.params(**case.params)
+    spec = kernel.spec(params, case.dtype, m, M=case.M)
+    M, N, K = case.M, case.N, case.K
+    occ = occupancy(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
+    layout = Layout.build(M, N, K, case.dtype, LayoutSpec(**(case.layout or {})))
+    l1_bytes = m.l1_size(l1_carveout(m, occ))
+    mem = simulate_memory(m, spec, layout, occ.blocks_per_sm, l1_bytes, max_blocks=params.max_blocks).counters
+
+    tiles_m, tiles_n = spec.grid(M, N)
+    grid = tiles_m * tiles_n
+    steps = spec.steps(K)
+    wv = waves(m, grid, occ.blocks_per_sm)
+    tq = tile_quantization(M, N, spec.BM, spec.BN)
+
+    # per-step costs of one (interior) block
+    wf, wf_ideal, smem_inst = _smem_per_step(m, spec)
+    per_step = 1.0 / (mem["blocks"] * steps)  # counters are for the whole launch
+    glob_inst = mem["global_requests"] * per_step
+    rate, peak = _flops_rate(m, spec)
+    flops_step = 2.0 * spec.BM * spec.BN * spec.kstep
+    warp_inst = glob_inst + smem_inst + spec.math_instructions_per_step()
+    terms = gt.pipe_terms(m, flops_step, rate, wf, 0.0, warp_inst)
+    terms["L1"] = mem["l1_data_cycles"] * per_step
+    lat = gt.load_latency_clk(m, mem["l1_hit_rate"], mem["l2_hit_rate"])
+    clock = m.clock_mhz_tensor if spec.tensor else m.clock_mhz_max
+    # the SM's share of the chip's bandwidths, bytes per SM clock
+    dram_bpc = m.dram.bandwidth_gbps * 1e3 / m.sms / clock
+    l2_bpc = m.l2.bandwidth_gbps * 1e3 / m.sms / clock
+    transfer = max(mem["dram_bytes_read"] * per_step / dram_bpc, mem["l2_sectors_read"] * m.l2.sector_bytes * per_step / l2_bpc)
+    costs = gt.StepCosts(steps=steps, stages=spec.stages, latency_clk=lat, pipe=terms,
+                         epilogue_clk=m.l2.hit_latency_cycles, transfer_clk=transfer)
+    t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
+                    mem["l2_bytes"], m.l2.bandwidth_gbps)
+
+    flops = 2.0 * M * N * K
+    tflops = flops / t.time_s / 1e12
+    ref = reference_traffic(M, N, K, case.dtype, spec.BM, spec.BN)
+    row = {
+        "flops": flops,
+        "dram_bytes": mem["dram_bytes"],
+        "intensity_flop_per_byte": flops / mem["dram_bytes"] if mem["dram_bytes"] else float("inf"),
+        "time_s": t.time_s,
+        "gflops": tflops * 1e3,
+        "peak_fraction": tflops / peak,
+        "bound": t.bound,
+        "tflops": tflops,
+        "peak_tflops": peak,
+        "tensor_cores": spec.tensor,
+        "acc": spec.acc,
+        "BM": spec.BM,
+        "BN": spec.BN,
+        "kstep": spec.kstep,
+        "stages": spec.stages,
+        "raster": spec.raster,
+        "tiles": grid,
+        "tiles_m": tiles_m,
+        "tiles_n": tiles_n,
+        "waves": wv.waves,
+        "waves_fractional": wv.waves_fractional,
+        "wave_size": wv.wave_size,
+        "wave_efficiency": wv.wave_efficiency,
+        "tile_efficiency": tq.efficiency,
+        "smem_wavefronts": wf * steps * grid,
+        "smem_wavefronts_ideal": wf_ideal * steps * grid,
+        "smem_conflicts": (wf - wf_ideal) * steps * grid,
+        "smem_wavefronts_per_instruction": wf / smem_inst if smem_inst else float("nan"),
+        **ref,
+        "time_no_reuse_s": ref["dram_bytes_no_reuse"] / (m.dram.bandwidth_gbps * 1e9),
+        "time_perfect_reuse_s": ref["dram_bytes_perfect_reuse"] / (m.dram.bandwidth_gbps * 1e9),
+        "time_compute_s": flops / (peak * 1e12),
+    }
+    row.update(_launch_columns(m, occ))
+    row.update({k: v for k, v in mem.items() if k not in ("dram_bytes", "blocks_per_sm", "waves")})
+    row.update({k: v for k, v in t.columns().items() if k not in ("time_s", "bound")})
+    if case.kernel == "seed003_cutlass":
+        row.update(_seed003_columns(m, spec, occ, tflops))
+    return row
+
+
+def run_case(machine, case: Case) -> dict:
+    """Simulate one GPU case and return its result columns (the common columns first)."""
+    if not isinstance(machine, GPUMachine):
+        raise KernelError(f"sim_gpu runs GPU machines, not {type(machine).__name__}")
+    if case.kernel not in KERNELS:
+        raise KernelError(f"unknown GPU kernel {case.kernel!r}; known: {', '.join(sorted(KERNELS))}")
+    try:
+        params = KERNELS[case.kernel](**case.params)
+    except ValidationError as err:
+        raise KernelError(f"bad parameters for GPU kernel {case.kernel!r}: {err}") from None
+    if case.kernel == "smem_pattern":
+        return _run_smem_pattern(machine, params)
+    if case.kernel == "global_pattern":
+        return _run_global_pattern(machine, params)
+    if case.kernel in ("waves_sleep", "waves_fma"):
+        return _run_waves(machine, case.kernel, params, case)
+    return _run_gemm(machine, case)
+
+
+def simulate_gpu(machine, kernel: str, M: int | None = None, N: int | None = None, K: int | None = None,
+                 dtype: str = "fp32", layout: dict | None = None, **params) -> dict:
+    """Simulate one GPU kernel on a machine (a GPUMachine or a machine name) and return its result row.
+
+    Example: ``simulate_gpu("h100", "tiled_smem", M=2048, N=2048, K=2048, raster="grouped")`` gives
+    ``dram_bytes_read``, ``l2_hit_rate``, ``waves``, ``time_s``, ``bound`` ... (see ``run_case``).
+    """
+    if isinstance(machine, str):
+        from gemmsim.machine import load_machine
+
+        machine = load_machine(machine)
+    case = Case(experiment="simulate_gpu", machine=machine.name, kernel=kernel, params=params, M=M, N=N, K=K,
+                dtype=dtype, layout=layout or {})
+    return run_case(machine, case)
