@@ -268,6 +268,10 @@ class TensorCoreParams(_RasterParams):
         None, description="Accumulator dtype (default: fp32 for float inputs, int32 for int8)."
     )
     regs: int | None = Field(None, ge=1, le=255, description="Registers per thread; default: the estimate of TensorCoreSpec.")
+    smem: int | None = Field(
+        None, ge=0, description="Shared memory per block, bytes, when the kernel's own layout differs from stages x "
+        "(BM + BN) x BK elements (padded rows); default: that product."
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> "TensorCoreParams":
@@ -677,7 +681,7 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
         raise KernelError(f"tensorcore: tile rows must be whole 16-byte cp.async chunks (BK={p.BK}, BN={p.BN}, {dtype})")
     warps = (p.BM // p.WM) * (p.BN // p.WN)
     regs = p.regs if p.regs is not None else tensorcore_registers(p.WM, p.WN, _ACC_BYTES.get(acc, 4))
-    smem = p.stages * (p.BM * p.BK + p.BK * p.BN) * e
+    smem = p.smem if p.smem is not None else p.stages * (p.BM * p.BK + p.BK * p.BN) * e
     return TensorCoreSpec(
         name=k.name, dtype=dtype, BM=p.BM, BN=p.BN, threads=warps * WARP, regs=regs, smem_bytes=smem, tensor=True, acc=acc,
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
@@ -723,3 +727,8 @@ KERNELS: dict[str, GPUKernel] = {
     "seed003_cutlass": GPUKernel("seed003_cutlass", "seed 003's CUTLASS 256x128x32 tensor-core kernel (8 warps of 64x64, fp32 accumulate)",
                                  Seed003Params),
 }
+
+# Hopper's warp-specialised family lives in its own module (it builds on TensorCoreSpec above).
+from gemmsim.kernels.hopper import HOPPER_KERNELS  # noqa: E402
+
+KERNELS.update(HOPPER_KERNELS)

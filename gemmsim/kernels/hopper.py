@@ -96,6 +96,8 @@ def parse_kernel_name(name: str) -> dict:
         out["schedule"] = "pingpong"
     elif "coop" in low:
         out["schedule"] = "cooperative"
+        if c := re.search(r"coop([ab])(?:_|$)", low):  # nvjet: coopA / coopB, which operand's tile the two consumers split
+            out["split"] = "M" if c.group(1) == "a" else "N"
     return out
 
 
@@ -111,6 +113,10 @@ class HopperParams(_RasterParams):
     schedule: Literal["cooperative", "pingpong"] = Field(
         "cooperative", description="cooperative: both consumer warpgroups on one tile; pingpong: one tile each, "
         "alternating mainloop and epilogue."
+    )
+    split: Literal["M", "N"] = Field(
+        "M", description="cooperative: the consumer warpgroups split the tile's rows (M, CUTLASS's default; nvjet 'coopA') "
+        "or its columns (N, nvjet 'coopB')."
     )
     persistent: bool = Field(True, description="One CTA per SM looping over tiles (False: one CTA per tile).")
     acc: Literal["fp32", "fp16", "int32"] | None = Field(None, description="Accumulator dtype (default fp32, int32 for int8).")
@@ -141,6 +147,7 @@ class HopperSpec(TensorCoreSpec):
     cluster_m: int = 1
     cluster_n: int = 1
     schedule: str = "cooperative"
+    split: str = "M"
     persistent: bool = True
 
     @property
@@ -205,21 +212,24 @@ def build_hopper(kernel: GPUKernel, p: HopperParams, dtype: str, machine=None) -
     if machine is not None and machine.cc < (9, 0):
         raise KernelError(f"hopper_ws needs wgmma and TMA (compute capability 9.0); {machine.name} is {machine.compute_capability}")
     acc = p.acc or _DEFAULT_ACC.get(dtype, "fp32")
-    rows_per_wg = p.BM // 2 if p.schedule == "cooperative" else p.BM
+    coop_m = p.schedule == "cooperative" and p.split == "M"
+    coop_n = p.schedule == "cooperative" and p.split == "N"
+    rows_per_wg = p.BM // 2 if coop_m else p.BM
+    cols_per_wg = p.BN // 2 if coop_n else p.BN
     if rows_per_wg % 64 or rows_per_wg < 64:
-        raise KernelError(f"hopper_ws: each consumer warpgroup needs a multiple of 64 rows (BM={p.BM}, {p.schedule})")
-    if p.BN % 8 or (p.BN > 256 and p.BN % 2):
-        raise KernelError(f"hopper_ws: BN={p.BN} is not a multiple of 8")
+        raise KernelError(f"hopper_ws: each consumer warpgroup needs a multiple of 64 rows (BM={p.BM}, {p.schedule}, split {p.split})")
+    if cols_per_wg % 8 or cols_per_wg < 8:
+        raise KernelError(f"hopper_ws: each consumer warpgroup needs a multiple of 8 columns (BN={p.BN}, {p.schedule}, split {p.split})")
     k = _WGMMA_K[e]
     if p.BK % k or (p.BK * e) % 16:
         raise KernelError(f"hopper_ws: BK={p.BK} must be a multiple of wgmma's K={k} for {dtype}")
     smem = p.stages * (p.BM * p.BK + p.BK * p.BN) * e
     threads = WARPGROUP * 3
-    wn = p.BN if p.BN <= 256 else p.BN // 2
+    wn = min(cols_per_wg, 256)  # wgmma's N per instruction: the warpgroup's columns, at most 256
     return HopperSpec(
         name=kernel.name, dtype=dtype, BM=p.BM, BN=p.BN, threads=threads, regs=LAUNCH_REGS, smem_bytes=smem, tensor=True,
         acc=acc, raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=64, WN=wn, mma=(64, wn, k),
-        swizzle=True, kstep=p.BK, consumers=2, cluster_m=p.cluster_m, cluster_n=p.cluster_n, schedule=p.schedule,
+        swizzle=True, kstep=p.BK, consumers=2, cluster_m=p.cluster_m, cluster_n=p.cluster_n, schedule=p.schedule, split=p.split,
         persistent=p.persistent,
     )
 

@@ -122,6 +122,14 @@ class GPUMachine(MachineHeader):
     sms: int = Field(gt=0, description="Streaming multiprocessors enabled on the product.")
     clock_mhz_max: float = Field(gt=0, description="Maximum (boost) SM clock, MHz; used for CUDA-core and memory-side peaks.")
     clock_mhz_tensor: float = Field(gt=0, description="SM clock NVIDIA quotes tensor-core peaks at (or sustained under MMA load), MHz.")
+    clock_mhz_tensor_sustained: float | None = Field(
+        None, gt=0, description="SM clock measured under sustained tensor-core load (power cap), MHz; tensor-core kernels are "
+        "timed at it (peaks stay at clock_mhz_tensor). null: time them at clock_mhz_tensor.",
+    )
+    async_copy_bytes_per_clk: float | None = Field(
+        None, gt=0, description="Bytes per SM clock one SM's cp.async (global -> shared) path moves at most, measured; "
+        "null: only the SM's share of the L2 / DRAM bandwidth limits copies.",
+    )
     limits: SMLimits = Field(description="Per-SM and per-block resource limits.")
     smem: SharedMemory = Field(description="Shared memory.")
     l1: L1Cache = Field(description="Per-SM L1 data cache.")
@@ -182,6 +190,8 @@ class GPUMachine(MachineHeader):
             problems.append(f"l2.size {self.l2.size} B is not sets x ways {self.l2.ways} x line {self.l2.line_bytes} B")
         if self.clock_mhz_tensor > self.clock_mhz_max:
             problems.append("clock_mhz_tensor exceeds clock_mhz_max")
+        if self.clock_mhz_tensor_sustained is not None and self.clock_mhz_tensor_sustained > self.clock_mhz_max:
+            problems.append("clock_mhz_tensor_sustained exceeds clock_mhz_max")
         for d in self.cuda_core_flops_per_clk:
             if d not in DTYPE_BYTES:
                 problems.append(f"cuda_core_flops_per_clk: unknown dtype {d!r}")
@@ -203,6 +213,11 @@ class GPUMachine(MachineHeader):
         """Compute capability as (major, minor)."""
         major, minor = self.compute_capability.split(".")
         return int(major), int(minor)
+
+    @property
+    def clock_mhz_tensor_timing(self) -> float:
+        """Clock tensor-core kernels are timed at: the measured sustained clock where the file has one, else clock_mhz_tensor."""
+        return self.clock_mhz_tensor_sustained or self.clock_mhz_tensor
 
     # ---- compute peaks ---------------------------------------------------------------------------------
     def flops_per_clk(self, dtype: str, acc: str | None = None, tensor: bool = True) -> int:

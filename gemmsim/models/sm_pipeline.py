@@ -244,12 +244,13 @@ def pipeline_time(cost: StepCost, blocks: int = 1) -> PipelineTime:
     w *= -(-SIM_STEPS // w)
     if n <= 2 * w:
         t, parts = _simulate(cost, blocks, n)
-        if n > w:
-            t0, p0 = _simulate(cost, blocks, n - w)
-            step, sim_steps = (t - t0) / w, w
+        d = min(w, n // 2)  # the last d steps: steady when the loop is long enough, the best there is otherwise
+        if d >= 1:
+            t0, p0 = _simulate(cost, blocks, n - d)
+            step, sim_steps = (t - t0) / d, d
             parts = {k: parts[k] - p0[k] for k in PARTS}
         else:
-            step, sim_steps = t / n, n
+            step, sim_steps = t, 1
     else:
         t1, p1 = _simulate(cost, blocks, w)
         t2, p2 = _simulate(cost, blocks, 2 * w)

@@ -29,10 +29,12 @@ from gemmsim.timing import gpu as gt
 from gemmsim.errors import KernelError
 from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
 from gemmsim.kernels.gpu import SPACE_SHARED, GPUKernelSpec, TensorCoreSpec
+from gemmsim.kernels.hopper import HopperSpec
 from gemmsim.machine.gpu import GPUMachine
 from gemmsim.models.banks import ideal_wavefronts, smem_wavefronts_batch
 from gemmsim.models.coalesce import coalescing
 from gemmsim.models.gpu_memory import simulate_memory
+from gemmsim.models import sm_pipeline as sp
 from gemmsim.models.occupancy import occupancy
 from gemmsim.models.waves import tile_quantization, waves
 from gemmsim.schema import Strict
@@ -233,7 +235,8 @@ def _flops_rate(m: GPUMachine, spec: GPUKernelSpec) -> tuple[float, float]:
     try:
         if spec.tensor:
             rate = m.flops_per_clk(spec.dtype, spec.acc, tensor=True)
-            return rate * m.mma_sync_fraction, m.peak_tflops(spec.dtype, spec.acc, tensor=True)
+            frac = 1.0 if isinstance(spec, HopperSpec) else m.mma_sync_fraction  # wgmma runs at the full rate
+            return rate * frac, m.peak_tflops(spec.dtype, spec.acc, tensor=True)
         return float(m.flops_per_clk(spec.dtype, tensor=False)), m.peak_tflops(spec.dtype, tensor=False)
     except ValueError as err:
         raise KernelError(str(err)) from None
@@ -300,6 +303,51 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
     }
 
 
+def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: float, smem_clk: float, latency_clk: float,
+                   transfer_clk: float, l2_bpc: float, active_sms: int) -> sp.StepCost:
+    """One k-step of a tensor-core block for the SM pipeline model (``models.sm_pipeline``), from the machine file:
+
+    * copy: ``transfer_clk`` (the step's bytes at the SM's share of the L2 and DRAM bandwidths -- shared by the
+      ``active_sms`` SMs that have blocks, not by all of them -- and at most ``async_copy_bytes_per_clk``, the
+      SM's own copy path, measured with cp.async and assumed for TMA too) then ``latency_clk`` (L2 / DRAM latency
+      by hit rate);
+    * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
+      ``__syncthreads`` the latency of the shared-memory read after it (``l1.hit_latency_cycles``: the L1/shared
+      SRAM's load-to-use latency);
+    * warp-specialised (TMA + wgmma): no block barrier, no ldmatrix (wgmma reads shared memory itself), the
+      consumer warpgroups' warps;
+    * epilogue: the C tile's bytes at the SM's L2 share, plus one L2 latency.
+    """
+    hopper = isinstance(spec, HopperSpec)
+    copy = transfer_clk * active_sms / m.sms
+    if m.async_copy_bytes_per_clk:
+        copy = max(copy, (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem / m.async_copy_bytes_per_clk)
+    return sp.StepCost(
+        steps=steps, stages=spec.stages, warps=spec.math_warps if hopper else spec.warps, mma_clk=mma_clk,
+        copy_latency_clk=latency_clk, copy_clk=copy, smem_clk=0.0 if hopper else smem_clk,
+        barrier_clk=0.0 if hopper else m.l1.hit_latency_cycles, kind="warp_specialized" if hopper else "multistage",
+        sub_partitions=m.limits.sub_partitions,
+        epilogue_clk=m.l2.hit_latency_cycles + spec.BM * spec.BN * spec.elem / (l2_bpc * m.sms / active_sms),
+    )
+
+
+def _pipeline_sm_time(m: GPUMachine, spec: TensorCoreSpec, cost: sp.StepCost, grid: int, blocks_per_sm: int):
+    """(busiest SM's time as ``timing.gpu.SMTime``, the resident set's pipeline) for a tensor-core kernel."""
+    if isinstance(spec, HopperSpec) and spec.persistent:
+        ctas = (m.sms // spec.cluster_size) * spec.cluster_size * blocks_per_sm
+        sched = sp.persistent_cycles(cost, grid, ctas, epilogue_overlap=spec.schedule == "pingpong")
+    else:
+        sched = sp.grid_cycles(cost, grid, m.sms, blocks_per_sm)
+    res = sched.resident
+    busy = sched.tiles_on_sm * cost.steps * cost.mma_clk / sched.cycles if sched.cycles else 0.0
+    part = res.bound
+    if busy >= 0.5 or part in ("mma", "contention"):
+        regime = "smem" if cost.smem_clk > cost.compute_clk * 0.999 and cost.smem_clk > cost.mma_clk else "compute"
+    else:
+        regime = "latency"
+    return gt.SMTime(sched.cycles, sched.tiles_on_sm, sched.rounds, regime, min(busy, 1.0)), res
+
+
 def _run_gemm(m: GPUMachine, case: Case) -> dict:
     if case.M is None or case.N is None or case.K is None:
         raise KernelError(f"kernel {case.kernel!r} needs a GEMM shape (M, N, K)")
@@ -328,15 +376,25 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     terms = gt.pipe_terms(m, flops_step, rate, wf, 0.0, warp_inst)
     terms["L1"] = mem["l1_data_cycles"] * per_step
     lat = gt.load_latency_clk(m, mem["l1_hit_rate"], mem["l2_hit_rate"])
-    clock = m.clock_mhz_tensor if spec.tensor else m.clock_mhz_max
+    clock = m.clock_mhz_tensor_timing if spec.tensor else m.clock_mhz_max
     # the SM's share of the chip's bandwidths, bytes per SM clock
     dram_bpc = m.dram.bandwidth_gbps * 1e3 / m.sms / clock
     l2_bpc = m.l2.bandwidth_gbps * 1e3 / m.sms / clock
-    transfer = max(mem["dram_bytes_read"] * per_step / dram_bpc, mem["l2_sectors_read"] * m.l2.sector_bytes * per_step / l2_bpc)
+    l2_read = mem["l2_sectors_read"] * m.l2.sector_bytes
+    l2_total = mem["l2_bytes"]
+    if isinstance(spec, HopperSpec):  # TMA multicast: the L2 sends a shared tile once per cluster
+        share = spec.l2_bytes_per_step() / ((spec.BM + spec.BN) * spec.BK * spec.elem)
+        l2_total -= l2_read * (1 - share)
+        l2_read *= share
+    transfer = max(mem["dram_bytes_read"] * per_step / dram_bpc, l2_read * per_step / l2_bpc)
     costs = gt.StepCosts(steps=steps, stages=spec.stages, latency_clk=lat, pipe=terms,
                          epilogue_clk=m.l2.hit_latency_cycles, transfer_clk=transfer)
+    smt, pipe = None, None
+    if isinstance(spec, TensorCoreSpec):  # the SM pipeline model: copies in flight, MMAs, barriers
+        pcost = _pipeline_cost(m, spec, steps, flops_step / rate, wf, lat, transfer, l2_bpc, min(grid, m.sms))
+        smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
-                    mem["l2_bytes"], m.l2.bandwidth_gbps)
+                    l2_total, m.l2.bandwidth_gbps, sm=smt)
 
     flops = 2.0 * M * N * K
     tflops = flops / t.time_s / 1e12
@@ -378,6 +436,13 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     row.update(_launch_columns(m, occ))
     row.update({k: v for k, v in mem.items() if k not in ("dram_bytes", "blocks_per_sm", "waves")})
     row.update({k: v for k, v in t.columns().items() if k not in ("time_s", "bound")})
+    if pipe is not None:
+        row.update(pipeline=pcost.kind, pipe_step_clk=pipe.step_clk, pipe_tensor_busy=pipe.tensor_busy,
+                   pipe_copy_clk=pcost.copy_total_clk, pipe_compute_clk=pcost.compute_clk,
+                   pipe_closed_form_step_clk=pcost.closed_form_step_clk(),
+                   **{f"pipe_{k}_clk": v for k, v in pipe.parts.items()})
+    if isinstance(spec, HopperSpec):
+        row.update(cluster=f"{spec.cluster_m}x{spec.cluster_n}", schedule=spec.schedule, persistent=spec.persistent)
     if case.kernel == "seed003_cutlass":
         row.update(_seed003_columns(m, spec, occ, tflops))
     return row

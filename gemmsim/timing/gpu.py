@@ -197,9 +197,13 @@ def gpu_time(
     dram_bandwidth_gbps: float,
     l2_bytes: float = 0.0,
     l2_bandwidth_gbps: float | None = None,
+    sm: SMTime | None = None,
 ) -> GPUTime:
-    """Modelled time: the largest of the busiest SM's time and the DRAM and L2 rooflines, with its bound."""
-    smt = sm_time(costs, grid, sms, blocks_per_sm)
+    """Modelled time: the largest of the busiest SM's time and the DRAM and L2 rooflines, with its bound.
+
+    ``sm``: the busiest SM's time when another model computed it (tensor-core kernels: ``models.sm_pipeline``);
+    otherwise :func:`sm_time` of ``costs``."""
+    smt = sm if sm is not None else sm_time(costs, grid, sms, blocks_per_sm)
     t_sm = smt.cycles / (clock_mhz * 1e6)
     t_dram = dram_bytes / (dram_bandwidth_gbps * 1e9) if dram_bandwidth_gbps else 0.0
     t_l2 = l2_bytes / (l2_bandwidth_gbps * 1e9) if l2_bandwidth_gbps else 0.0
