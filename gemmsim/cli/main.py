@@ -120,7 +120,10 @@ def _cmd_trace(args) -> int:
     lay = Layout.build(args.M or n, args.Ncols or n, args.K or n, args.dtype, spec)
     machine = load_machine(args.machine) if args.machine else None
     count = write_trace(k.trace(lay, params, machine), args.out, args.format)
-    print(f"wrote {count} accesses to {args.out}", file=sys.stderr)
+    from gemmsim.cli.simulate_view import write_sidecar
+
+    side = write_sidecar(args.out, lay)
+    print(f"wrote {count} accesses to {args.out} (operand address ranges in {side})", file=sys.stderr)
     return 0
 
 
@@ -137,20 +140,23 @@ def _cmd_simulate(args) -> int:
             h = Hierarchy.from_specs(args.cache)
         except ValueError as exc:
             raise GemmsimError(f"--cache: {exc}") from None
+    from gemmsim.cli.simulate_view import classify, operand_ranges, summary_lines
+
+    ranges = operand_ranges(args.trace, args.operand)
+    if args.by_array and not ranges:
+        raise GemmsimError(f"--by-array: no operand ranges for {args.trace}: write the trace with `gemmsim trace` (it saves "
+                           "TRACE.operands.json beside it) or give --operand NAME=START:END")  # fmt: skip
     for chunk in read_trace(args.trace, args.format):
         h.feed(chunk)
     c = h.counters()
+    classes = None if args.no_classes else classify(h.levels, read_trace(args.trace, args.format), ranges)
     if args.json:
-        print(json.dumps({"levels": c["levels"], "memory": c["memory"]}))
+        out = {"levels": c["levels"], "memory": c["memory"], "tlbs": c.get("tlbs", [])}
+        if isinstance(classes, list):
+            out["miss_classes"] = classes
+        print(json.dumps(out))
         return 0
-    for lv in c["levels"]:
-        acc = lv["loads"] + lv["stores"]
-        hits = lv["load_hits"] + lv["store_hits"]
-        rate = f"{100 * hits / acc:.2f}%" if acc else "-"
-        print(f"{lv['name']}: {acc} accesses, {hits} hits ({rate}), {lv['writebacks']} write-backs, {lv['dirty_at_end']} dirty at end")
-    for tl in c.get("tlbs", []):
-        print(f"{tl['name']}: {tl['accesses']} lookups, {tl['misses']} misses")
-    print(f"memory: {c['memory']['line_reads']} line reads, {c['memory']['line_writes']} line writes")
+    print("\n".join(summary_lines(c, classes, args.by_array)))
     return 0
 
 
@@ -211,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--machine", help="cpu machine name or path")
     s.add_argument("--cache", action="append", default=[], metavar="SETS:WAYS:LINE[:POLICY]", help="a cache level, L1 first (repeatable)")
     s.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    s.add_argument("--by-array", action="store_true", help="misses per operand (A, B, C, other) and per cause at every level")
+    s.add_argument("--operand", action="append", default=[], metavar="NAME=START:END",
+                   help="an operand's address range (END exclusive; repeatable); default: TRACE.operands.json written by `trace`")
+    s.add_argument("--no-classes", action="store_true", help="skip the compulsory/capacity/conflict split (a second pass)")
     s.set_defaults(func=_cmd_simulate)
 
     for mod in PLUGIN_MODULES:
