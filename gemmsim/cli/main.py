@@ -38,7 +38,7 @@ def _cmd_run(args) -> int:
         cache=not args.no_cache,
         cache_dir=args.cache_dir,
     )
-    print(table(res.rows))
+    print(table(res.rows, headline=getattr(res, "headline", None)))
     for n in res.notes:
         print(n)
     print(f"\nresults: {res.out_dir}")

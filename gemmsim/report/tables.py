@@ -15,46 +15,17 @@ from pathlib import Path
 import yaml
 
 from gemmsim.errors import ResultsError
+from gemmsim.report import format as fmt
 
 RESULT_FILES = ("experiment.yaml", "results.csv", "results.json")
 
 
 def _num(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return _si(x) if abs(x) >= 100_000 else str(x)
-    if isinstance(x, float):
-        if math.isnan(x):
-            return "-"
-        if math.isinf(x):
-            return "inf"
-        if abs(x) >= 100_000:
-            return _si(x)
-        if abs(x) >= 100:
-            return f"{x:.0f}"
-        if abs(x) >= 1:
-            return f"{x:.2f}"
-        return f"{x:.3g}"
-    return str(x)
-
-
-def _si(x: float) -> str:
-    for unit, f in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= f:
-            return f"{x / f:.2f}{unit}"
-    return f"{x:.0f}"
+    return fmt.number(x)
 
 
 def _time(s) -> str:
-    if not isinstance(s, (int, float)) or isinstance(s, bool) or not math.isfinite(s):
-        return "-"
-    for unit, f in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if s >= f:
-            return f"{s / f:.3g} {unit}"
-    return f"{s:.3g} s"
+    return fmt.seconds(s)
 
 
 def _columns_present(rows: list[dict], pattern: str) -> list[str]:
@@ -76,50 +47,94 @@ def distinguishing_params(rows: list[dict]) -> list[str]:
     return [k for k in keys if any(len({json.dumps(r.get(k), default=str) for r in g}) > 1 for g in groups.values())]
 
 
-def table_columns(rows: list[dict]) -> list[tuple[str, str]]:
-    """(column, header) pairs for the terminal table: identity, hit rates, TLB, bytes, time, verdict."""
+def _identity_columns(rows: list[dict]) -> list[tuple[str, str]]:
     cols: list[tuple[str, str]] = [("machine", "machine"), ("label", "kernel")]
     cols += [(k, k[2:]) for k in distinguishing_params(rows)]
     if any(r.get("M") is not None for r in rows):
         cols.append(("shape", "M x N x K"))
     if len({r.get("dtype") for r in rows}) > 1:
         cols.append(("dtype", "dtype"))
-    cols += [(c, c.removesuffix("_hit_rate") + " hit") for c in _columns_present(rows, r".+_hit_rate")]
-    cols += [(c, c.removesuffix("_miss_rate") + " miss") for c in _columns_present(rows, r".+_miss_rate")]
-    cols += [(c, c.removesuffix("_traffic_bytes") + "-> B") for c in _columns_present(rows, r".+_traffic_bytes")]
-    extra = [c for c in ("blocks_per_sm", "occupancy", "waves", "wavefronts_per_request", "sectors_per_request", "utilization", "folds") if any(c in r for r in rows)]
-    cols += [(c, c) for c in extra]
-    cols += [("dram_bytes", "DRAM B"), ("time_s", "model time"), ("gflops", "GFLOP/s"), ("peak_fraction", "% peak"), ("bound", "bound")]
-    if any("host_time_s" in r for r in rows):
-        cols += [("host_time_s", "host time"), ("host_ok", "host ok")]
     return cols
 
 
+def _host_columns(rows: list[dict]) -> list[tuple[str, str]]:
+    if not any("host_time_s" in r for r in rows):
+        return []
+    cols = [("host_time_s", "host time")]
+    cols += [(c, fmt.header(c)) for c in ("host_spread",) if any(c in r for r in rows)]
+    return cols + [("host_ok", "host ok")]
+
+
+def table_columns(rows: list[dict], headline: list[str] | None = None) -> list[tuple[str, str]]:
+    """(column, header) pairs for the terminal table.
+
+    With ``headline`` (the experiment's headline columns): identity, the headline columns the rows have, the modelled
+    time and its bound, the host columns. Without: identity, hit rates, TLB misses, bytes per level, the GPU and
+    systolic counters, DRAM bytes, time, FLOP/s, share of peak, bound.
+    """
+    cols = _identity_columns(rows)
+    if headline:
+        have = [c for c in headline if any(c in r for r in rows) and c not in {k for k, _ in cols}]
+        cols += [(c, fmt.header(c)) for c in have]
+        cols += [(c, fmt.header(c)) for c in ("time_s", "bound") if c not in have and any(c in r for r in rows)]
+        return cols + _host_columns(rows)
+    cols += [(c, fmt.header(c)) for c in _columns_present(rows, r".+_hit_rate")]
+    cols += [(c, fmt.header(c)) for c in _columns_present(rows, r".+_miss_rate")]
+    cols += [(c, fmt.header(c)) for c in _columns_present(rows, r".+_traffic_bytes")]
+    extra = [c for c in ("blocks_per_sm", "occupancy", "waves", "wavefronts", "sectors_per_request", "utilization", "folds") if any(c in r for r in rows)]
+    cols += [(c, fmt.header(c)) for c in extra]
+    cols += [(c, fmt.header(c)) for c in ("dram_bytes", "time_s", "gflops", "peak_fraction", "bound")]
+    return cols + _host_columns(rows)
+
+
 def cell(row: dict, col: str) -> str:
-    """One table cell: times with units, rates in %, large counts with SI prefixes."""
+    """One table cell, through the shared formatter (gemmsim.report.format): times, bytes and rates with units."""
     if col == "shape":
         return f"{row['M']}x{row['N']}x{row['K']}" if row.get("M") is not None else "-"
     v = row.get(col)
-    if col.endswith("_s"):
-        return _time(v)
-    if col.endswith(("_hit_rate", "_miss_rate")) or col in ("occupancy", "utilization"):
-        return f"{100 * v:.1f}%" if isinstance(v, (int, float)) and math.isfinite(v) else "-"
-    if col == "peak_fraction":
-        return f"{100 * v:.2g}%" if isinstance(v, (int, float)) and math.isfinite(v) else "-"
-    return _num(v)
+    if col.startswith("p_") and not isinstance(v, (int, float)):
+        return "-" if v is None else str(v)
+    return fmt.value(col, v)
 
 
-def table(rows: list[dict], columns: list[tuple[str, str]] | None = None) -> str:
-    """Plain-text tables of the rows, one line per case and one table per machine kind (each kind has its own counters)."""
+def verdict_lines(rows: list[dict], columns: list[str]) -> list[str]:
+    """The verdict columns of the rows as lines 'machine kernel [params]: text', each distinct text once."""
+    out: list[str] = []
+    params = distinguishing_params(rows)
+    for r in rows:
+        for c in columns:
+            v = r.get(c)
+            if v in (None, ""):
+                continue
+            who = " ".join([str(r.get("machine")), str(r.get("label") or r.get("kernel"))] + [f"{p[2:]}={r.get(p)}" for p in params])
+            line = f"{who}: {v}"
+            if line not in out:
+                out.append(line)
+    return out
+
+
+def table(rows: list[dict], columns: list[tuple[str, str]] | None = None, headline=None) -> str:
+    """Plain-text tables of the rows, one line per case and one table per machine kind (each kind has its own counters).
+
+    ``headline`` (a gemmsim.report.headline.Headline or None) puts its columns first and prints its verdict columns
+    as lines under the table.
+    """
+    cols_h = list(getattr(headline, "columns", None) or [])
+    verdict = list(getattr(headline, "verdict", None) or [])
     if columns is None:
         kinds = list(dict.fromkeys(r.get("machine_kind", "") for r in rows))
         if len(kinds) > 1:
-            return "\n\n".join(_table([r for r in rows if r.get("machine_kind", "") == k], None) for k in kinds)
-    return _table(rows, columns)
+            text = "\n\n".join(_table([r for r in rows if r.get("machine_kind", "") == k], None, cols_h) for k in kinds)
+        else:
+            text = _table(rows, None, cols_h)
+    else:
+        text = _table(rows, columns, cols_h)
+    lines = verdict_lines(rows, verdict)
+    return text + ("\n\nverdict:\n" + "\n".join(f"  {v}" for v in lines) if lines else "")
 
 
-def _table(rows: list[dict], columns: list[tuple[str, str]] | None) -> str:
-    cols = columns or table_columns(rows)
+def _table(rows: list[dict], columns: list[tuple[str, str]] | None, headline: list[str] | None = None) -> str:
+    cols = columns or table_columns(rows, headline)
     cells = [[h for _, h in cols]] + [[cell(r, c) for c, _ in cols] for r in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(cols))]
     lines = ["  ".join(v.rjust(w) if j > 1 else v.ljust(w) for j, (v, w) in enumerate(zip(line, widths))) for line in cells]
@@ -156,7 +171,7 @@ def write_results(folder: Path, plan, rows: list[dict], notes: list[str], figure
             w.writerow({k: _jsonable(r.get(k)) for k in keys})
     payload = {"experiment": plan.experiment.name, "source": plan.source, "notes": notes, "rows": [{k: _jsonable(v) for k, v in r.items()} for r in rows]}
     (folder / "results.json").write_text(json.dumps(payload, indent=1))
-    (folder / "table.txt").write_text(table(rows) + "\n" + "".join(f"\n{n}" for n in notes) + "\n")
+    (folder / "table.txt").write_text(table(rows, headline=getattr(plan.experiment, "headline", None)) + "\n" + "".join(f"\n{n}" for n in notes) + "\n")
     if figures:
         from gemmsim.report.figures import draw_all
 

@@ -23,6 +23,7 @@ from gemmsim.errors import ExperimentError, GemmsimError
 from gemmsim.machine import load_machine, read_yaml, validation_problems
 from gemmsim.schema import Strict
 from gemmsim.report.figures.lines import Plot
+from gemmsim.report.headline import Headline
 from gemmsim.sim.dispatch import Case, kernels_for
 from gemmsim.trace import LayoutSpec
 from gemmsim.units import DTYPE_BYTES
@@ -144,6 +145,7 @@ class Experiment(Strict):
     layout: LayoutSpec = Field(default_factory=LayoutSpec, description="Placement of A, B, C in memory.")
     host: HostSpec = Field(default_factory=HostSpec, description="Host cross-check settings.")
     plots: list[Plot] = Field(default_factory=list, description="Extra line plots.")
+    headline: Headline | None = Field(None, description="The lesson: columns the table shows first, figures and verdict the report leads with.")
     quick: Quick | None = Field(None, description="Overrides for --quick.")
 
     @field_validator("dtypes")

@@ -45,6 +45,7 @@ class RunResult:
     out_dir: Path | None
     notes: list[str] = field(default_factory=list)
     workload_totals: list[dict] = field(default_factory=list)
+    headline: object = None  # the experiment's gemmsim.report.headline.Headline (what the table shows first), or None
 
 
 class Progress:
@@ -449,7 +450,7 @@ def run_experiment(
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    return RunResult(rows, out, notes, totals)
+    return RunResult(rows, out, notes, totals, headline=p.experiment.headline)
 
 
 def finite(x) -> bool:

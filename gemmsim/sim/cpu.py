@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 from gemmsim.errors import KernelError
 from gemmsim.kernels.base import CPUKernel
 from gemmsim.models.hierarchy import Hierarchy
@@ -79,6 +81,12 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
     counters = h.counters()
     flops = 2.0 * M * N * K
     row = level_columns(counters)
+    # the final flush: lines still dirty anywhere at the end are written to DRAM once (C of every GEMM); the exact
+    # hierarchy counters stay as they are, the DRAM bytes, the last level's traffic and the timing include the flush
+    flush, exact = flush_lines(h, counters)
+    row["memory_flush_line_writes"] = flush
+    row["dram_flush_exact"] = exact
+    counters = {**counters, "memory": {**counters["memory"], "line_writes": counters["memory"]["line_writes"] + flush}}
     levels = counters["levels"]
     for i, spec in enumerate(machine.caches):
         below = levels[i + 1] if i + 1 < len(levels) else None
@@ -86,6 +94,7 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
         row[f"{spec.name}_traffic_bytes"] = lines * spec.line_bytes  # moved between this level and the one below
     line = machine.caches[-1].line_bytes
     dram_bytes = (counters["memory"]["line_reads"] + counters["memory"]["line_writes"]) * line
+    row["dram_flush_bytes"] = flush * line
     extra = k.extra(lay, p, machine) if k.extra is not None else {}
     slowdown = float(extra.get("compute_slowdown", 1.0))
     t = cpu_time(machine, counters, flops, dtype, simd=k.simd, threads=threads, compute_slowdown=slowdown)
@@ -103,6 +112,25 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
     row.update(working_set_columns(machine, dtype, p))
     row.update(extra)
     return row
+
+
+def flush_lines(h: Hierarchy, counters: dict) -> tuple[int, bool]:
+    """(lines a final flush writes to DRAM, exact?): the distinct lines still dirty in any level at the end, counted
+    at the last level's line size (a line dirty in L1 and in L2 is written once).
+
+    Read from each level's tag and dirty arrays when the cache exposes them; otherwise the sum of the levels'
+    ``dirty_at_end`` (an upper bound: a line dirty in two levels counts twice) and ``exact`` is False.
+    """
+    last = h.levels[-1]
+    shift = last.line_bytes.bit_length() - 1
+    found = []
+    for c in h.levels:
+        tags, dirty = getattr(c, "_tags", None), getattr(c, "_dirty", None)
+        if not (isinstance(tags, np.ndarray) and isinstance(dirty, np.ndarray) and tags.shape == dirty.shape):
+            return sum(int(lv["dirty_at_end"]) for lv in counters["levels"]), False
+        sel = (dirty != 0) & (tags >= 0)
+        found.append((tags[sel].astype(np.int64) << (c.line_bytes.bit_length() - 1)) >> shift)
+    return int(np.unique(np.concatenate(found)).size) if found else 0, True
 
 
 def working_set_columns(machine, dtype: str, params) -> dict:
