@@ -171,8 +171,7 @@ def _dot(arow, bcol, order, param, use_fma, p, emin, maxv, scratch):
     return s
 
 
-@njit(cache=True, parallel=True)
-def _gemm(A, BT, rows, order, param, use_fma, p, emin, maxv, po, emino, maxvo):
+def _gemm_body(A, BT, rows, order, param, use_fma, p, emin, maxv, po, emino, maxvo):
     n_rows = rows.shape[0]
     N = BT.shape[0]
     K = A.shape[1]
@@ -192,6 +191,12 @@ def _gemm(A, BT, rows, order, param, use_fma, p, emin, maxv, po, emino, maxvo):
             C[r, j] = round_to(s, po, emino, maxvo)
             j += 1
     return C
+
+
+_gemm_par = njit(cache=True, parallel=True)(_gemm_body)
+_gemm_ser = njit(cache=True)(_gemm_body)
+#: Below this many multiply-adds one thread is faster than starting the parallel team.
+PARALLEL_MIN = 1 << 22
 
 
 def _fmt(f: str | Format, what: str) -> Format:
@@ -236,7 +241,8 @@ def gemm(
     param = check_config(order, param, accf, use_fma)
     rows = np.arange(A.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
     BT = np.ascontiguousarray(B.T)
-    return _gemm(A, BT, rows, _CODE[order], param, bool(use_fma), *accf.code(), *outf.code())
+    kern = _gemm_par if len(rows) * BT.shape[0] * A.shape[1] >= PARALLEL_MIN else _gemm_ser
+    return kern(A, BT, rows, _CODE[order], param, bool(use_fma), *accf.code(), *outf.code())
 
 
 def sample_rows(M: int, N: int, K: int, seed: int = 0, limit: int = FULL_LIMIT, n: int = SAMPLE_ROWS) -> np.ndarray:

@@ -1,0 +1,235 @@
+"""Figures of the numerics lab, one per study, drawn from the study's rows (gemmsim.numerics.lab)."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from gemmsim.numerics.arith import FORMATS  # noqa: E402
+from gemmsim.numerics.error import gamma  # noqa: E402
+
+COLORS = {"fp32": "tab:blue", "fp16": "tab:red", "bf16": "tab:green", "fp8_e4m3": "tab:purple", "fp8_e5m2": "tab:brown", "fp64": "black"}
+
+
+def _fig(ncols: int, title: str, width: float = 6.0, height: float = 4.6) -> tuple[Figure, list]:
+    fig = Figure(figsize=(width * ncols, height), layout="constrained")
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    fig.suptitle(title, fontsize=12)
+    return fig, axes
+
+
+def _style(inp: str, acc: str) -> dict:
+    return {"color": COLORS.get(inp, "gray"), "linestyle": "-" if acc == "fp32" else "--", "marker": "o" if acc == "fp32" else "s"}
+
+
+def error_vs_k(rows, cfg) -> Figure:
+    fig, axes = _fig(2, "Error of C = AB against K (sequential sum, FMA): measured max |error| / (u |A||B|) and the bound gamma_K / u")
+    Ks = sorted({r["K"] for r in rows})
+    for ax, data in zip(axes, ("positive", "signed")):
+        for c in cfg.configs:
+            rs = sorted((r for r in rows if r["data"] == data and r["config"] == c), key=lambda r: r["K"])
+            inp, acc = c.split("/")
+            ax.plot([r["K"] for r in rs], [max(r["max_err_u"], 1e-3) for r in rs], label=f"{inp} in, {acc} acc", **_style(inp, acc))
+        k = np.array(Ks, float)
+        ax.plot(k, k, color="black", linewidth=1, label="gamma_K / u = K (any format, Ku << 1)")
+        ax.plot(k, np.sqrt(k), color="gray", linewidth=1, linestyle=":", label="sqrt(K) (random-walk rule of thumb)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("K (length of each dot product)")
+        ax.set_ylabel("max_ij |C_hat - C| / (u_acc (|A||B|)_ij)")
+        ax.set_title({"positive": "all-positive inputs U[0,1): errors add up", "signed": "random-sign inputs N(0,1): errors partly cancel"}[data], fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=7.5, loc="upper left")
+    return fig
+
+
+def fma(rows, cfg) -> Figure:
+    fig, axes = _fig(2, "FMA (one rounding) against multiply then add (two), N(0,1) inputs, sequential order")
+    ax = axes[0]
+    for inp, acc in (("fp32", "fp32"), ("fp16", "fp16")):
+        rs = sorted((r for r in rows if r["input"] == inp and r["acc"] == acc), key=lambda r: r["K"])
+        ks = [r["K"] for r in rs]
+        ax.plot(ks, [r["fma_mean_err_u"] for r in rs], color=COLORS[inp], marker="o", label=f"{inp}/{acc} FMA")
+        ax.plot(ks, [r["muladd_mean_err_u"] for r in rs], color=COLORS[inp], marker="x", linestyle="--", label=f"{inp}/{acc} mul + add")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("K")
+    ax.set_ylabel("mean |C_hat - C| / (u |A||B|)")
+    ax.set_title("error: FMA is a little smaller, same growth", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    for inp, acc in (("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp16", "fp32")):
+        rs = sorted((r for r in rows if r["input"] == inp and r["acc"] == acc), key=lambda r: r["K"])
+        ax.plot([r["K"] for r in rs], [100 * r["differ"] for r in rs], marker="o", color=COLORS[inp], linestyle="-" if inp == acc else ":",
+                label=f"{inp} in, {acc} acc" + (" (product exact in fp32)" if inp != acc else ""))
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(-3, 103)
+    ax.set_xlabel("K")
+    ax.set_ylabel("% of elements of C whose bits differ")
+    ax.set_title("last bits: FMA and mul + add disagree almost everywhere", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def orders(rows, cfg) -> Figure:
+    fig, axes = _fig(2, f"One GEMM, K = {cfg.order_K}, all-positive U[0,1) inputs, summed in different orders (FMA)", height=5.0)
+    for ax, acc in zip(axes, ("fp32", "fp16")):
+        rs = [r for r in rows if r["data"] == "positive" and r["acc"] == acc]
+        loops = [r for r in rs if r["order"] in LOOP_LABELS]
+        same = all(r["differ_from_ijk"] == 0 for r in loops)
+        bars = ([("six loop orders\nijk ... kji" + (" (identical)" if same else ""), loops[0])] if same else [(r["order"], r) for r in loops])
+        names = {"sequential": "sequential k", "blocked": f"blocked BK={cfg.blocked_BK}", "lanes": f"{cfg.lanes} SIMD lanes",
+                 "splitk": f"split-K S={cfg.split_k}", "pairwise": "pairwise", "kahan": "Kahan"}
+        bars += [(names[r["order"]], r) for r in rs if r["order"] in names]
+        y = np.arange(len(bars))
+        ax.barh(y, [max(r["mean_err_u"], 1e-3) for _, r in bars], color=COLORS[acc], alpha=0.8)
+        for yi, (_, r) in zip(y, bars):
+            ax.text(max(r["mean_err_u"], 1e-3) * 1.1, yi, f"{100 * r['differ_from_ijk']:.0f}% bits differ, depth {r['depth']}", va="center", fontsize=7.5)
+        ax.set_yticks(y, [b for b, _ in bars], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(lo, hi * 30)
+        ax.set_xlabel("mean |C_hat - C| / (u |A||B|)   (depth = n of the bound gamma_n)")
+        ax.set_title(f"{acc} inputs, {acc} accumulator", fontsize=10)
+        ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
+LOOP_LABELS = ("ijk", "ikj", "jik", "jki", "kij", "kji")
+
+
+def mixed(rows, cfg) -> Figure:
+    fig, axes = _fig(1, "Mixed precision: storage and accumulator types, N(0,1) data, error against the unrounded fp64 product", width=8.5, height=5.0)
+    ax = axes[0]
+    combos = [("fp16", "fp32"), ("fp16", "fp16"), ("bf16", "fp32"), ("bf16", "bf16"), ("fp8_e4m3", "fp32"), ("fp8_e5m2", "fp32")]
+    for inp, acc in combos:
+        rs = sorted((r for r in rows if r["input"] == inp and r["acc"] == acc), key=lambda r: r["K"])
+        ax.plot([r["K"] for r in rs], [r["total_rel"] for r in rs], label=f"{inp} storage, {acc} accumulate", **_style(inp, acc))
+    for inp in ("fp16", "bf16"):
+        rs = sorted((r for r in rows if r["input"] == inp and r["acc"] == "fp32"), key=lambda r: r["K"])
+        ax.plot([r["K"] for r in rs], [r["input_rel"] for r in rs], color=COLORS[inp], linestyle=":", linewidth=2.5, alpha=0.6,
+                label=f"{inp}: rounding the inputs alone (exact arithmetic)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("K")
+    ax.set_ylabel("||C_hat - C||_F / ||C||_F")
+    ax.set_title("fp32 accumulation keeps the error at what the stored inputs already lost; low-precision accumulation adds to it as K grows", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def loss_scaling(rows, cfg) -> Figure:
+    fig, axes = _fig(2, "Loss scaling: gradients ~ 2^N(-22, 3) stored in fp16 as S*g, dW = X^T G with fp32 accumulation, then / S")
+    f16 = sorted((r for r in rows if r["format"] == "fp16"), key=lambda r: r["log2_scale"])
+    ax = axes[0]
+    xs = [r["log2_scale"] for r in f16]
+    ys = [r["rel_error"] for r in f16]
+    fin = [(x, y) for x, y in zip(xs, ys) if math.isfinite(y)]
+    ax.plot([x for x, _ in fin], [y for _, y in fin], marker="o", color=COLORS["fp16"], label="fp16 storage, scaled by S")
+    over = [x for x, y in zip(xs, ys) if not math.isfinite(y)]
+    if over:
+        ax.scatter(over, [1.0] * len(over), marker="^", color="black", zorder=3, label="overflow: Inf in G, dW is Inf/NaN")
+    for r in rows:
+        if r["format"] != "fp16":
+            ax.axhline(r["rel_error"], color=COLORS[r["format"]], linestyle="--", label=f"{r['format']} storage, no scaling")
+    ax.set_yscale("log")
+    ax.set_xlabel("log2 S (loss scale)")
+    ax.set_ylabel("||dW_hat - dW||_F / ||dW||_F")
+    ax.set_title("too small: gradients flush to zero; too large: overflow", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    ax.plot(xs, [100 * r["zero"] for r in f16], marker="o", label="% flushed to zero")
+    ax.plot(xs, [100 * r["subnormal"] for r in f16], marker="s", label="% subnormal (fewer than 11 bits)")
+    ax.plot(xs, [100 * r["overflow"] for r in f16], marker="^", color="black", label="% overflow to Inf")
+    ax.set_xlabel("log2 S")
+    ax.set_ylabel("% of gradient entries")
+    ax.set_title("what happens to the gradients in fp16", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def quant(rows, cfg) -> Figure:
+    fig, axes = _fig(2, "Quantization (seed 000 section 12.4): accuracy and bytes", width=6.6, height=5.0)
+    ax = axes[0]
+    y = np.arange(len(rows))
+    ax.barh(y, [r["rel_error"] for r in rows], color=["tab:blue" if not r["mode"] else "tab:orange" for r in rows])
+    for yi, r in zip(y, rows):
+        ax.text(r["rel_error"] * 1.15, yi, f"{r['rel_error']:.1e}", va="center", fontsize=8)
+    ax.set_yticks(y, [r["scheme"] for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    lo, hi = ax.get_xlim()
+    ax.set_xlim(lo, hi * 10)
+    ax.set_xlabel("||Y_hat - Y||_F / ||Y||_F  (Y = X W, K = %d)" % cfg.quant_K)
+    ax.set_title("error against the fp64 product (weights with per-column scales)", fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax = axes[1]
+    seen, labels, wb, dq = set(), [], [], []
+    for r in rows:
+        if r["dtype"] in seen:
+            continue
+        seen.add(r["dtype"])
+        labels.append(r["dtype"])
+        wb.append(r["decode_weight_bytes"] / 2**20)
+        dq.append(r["decode_dequant_ops"] / r["decode_flops"])
+    x = np.arange(len(labels))
+    ax.bar(x, wb, color="tab:gray")
+    for xi, b, d, r in zip(x, wb, dq, [next(q for q in rows if q["dtype"] == lab) for lab in labels]):
+        ax.text(xi, b * 1.02, f"{r['decode_intensity']:.2f} FLOP/B" + (f"\n+{d:.1f} dequant op/FLOP" if d else ""), ha="center", fontsize=7.5)
+    ax.set_xticks(x, labels)
+    ax.set_ylabel("weight bytes read per decode step (MiB)")
+    ax.set_ylim(0, max(wb) * 1.25)
+    ax.set_title("decode GEMV 4096x4096, batch 1: bytes fall, but every weight\nneeds convert + subtract + multiply (group scales of 128)", fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def strassen(rows, cfg) -> Figure:
+    fig, axes = _fig(2, f"Strassen and Winograd (cutoff {cfg.strassen_cutoff}) against classical GEMM, fp32 with FMA", height=5.0)
+    ax = axes[0]
+    algs = ("classical", "strassen", "winograd")
+    col = {"classical": "tab:blue", "strassen": "tab:red", "winograd": "tab:orange"}
+    for data, ls in (("positive", "-"), ("signed", "--")):
+        for alg in algs:
+            rs = sorted((r for r in rows if r["data"] == data and r["algorithm"] == alg), key=lambda r: r["n"])
+            ax.plot([r["n"] for r in rs], [r["err_u_norm"] for r in rs], color=col[alg], linestyle=ls, marker="o",
+                    label=f"{alg}, {'U[0,1)' if data == 'positive' else 'N(0,1)'}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (square matrices)")
+    ax.set_ylabel("max |C_hat - C| / (u max|A| max|B|)")
+    ax.set_title("measured error (Higham's bounds: n^2 classical, ~n^3.58 Strassen)", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7.5)
+    ax = axes[1]
+    from gemmsim.numerics.strassen import flop_counts
+
+    n0 = cfg.strassen_cutoff
+    L = np.arange(0, 8)
+    for alg in ("strassen", "winograd"):
+        ratios = [flop_counts(n0 * 2**lv, n0, alg)["flops"] / flop_counts(n0 * 2**lv, n0, "classical")["flops"] for lv in L]
+        ax.plot(L, ratios, marker="o", color=col[alg], label=f"{alg}: all FLOPs / classical")
+    ax.plot(L, (7 / 8) ** L, color="black", linestyle=":", label="multiplications: (7/8)^levels")
+    ax.axhline(0.51, color="gray", linewidth=0.8)
+    ax.set_xlabel(f"recursion levels (n = {n0} * 2^levels)")
+    ax.set_ylabel("operations relative to classical")
+    ax.set_title("FLOPs saved; the extra block additions do 1 FLOP per 12 bytes (fp32)", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+FIGURES = {"error_vs_k": error_vs_k, "fma": fma, "orders": orders, "mixed": mixed, "loss_scaling": loss_scaling, "quant": quant, "strassen": strassen}
+
+__all__ = ["FIGURES", "FORMATS", "gamma"]
