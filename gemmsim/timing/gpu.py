@@ -30,9 +30,11 @@ Three layers, each small enough to check by hand:
    'L1', 'issue', 'latency', 'L2', 'dram'). Launch overhead (~6.6 us for an empty kernel on the H200) is
    not included.
 
-Also here: the pipeline-depth model of seed 003, ``P(S) = P_inf * S / (S + kappa)``, its two-point fit,
-and the occupancy ceiling ``gamma(S)`` (:func:`pipeline_efficiency`, :func:`fit_pipeline`,
-:func:`occupancy_ceiling`), and :data:`SEED_003` with the paper's numbers.
+Also here: the pipeline-depth model of seed 003, ``P(S) = P_inf * S / (S + kappa)`` and its two-point fit
+(:func:`pipeline_efficiency`, :func:`fit_pipeline`), and :data:`SEED_003` with the paper's numbers. Seed 003's
+occupancy ceiling gamma(S) is not here: calibrated on S = 4, it could only reproduce S = 4. Tensor-core kernels are
+timed by the SM pipeline model instead (``gemmsim.models.sm_pipeline``, through ``gpu_time(..., sm=...)``), where
+the stage effect comes out of the simulated copies, MMAs and barriers.
 """
 
 from __future__ import annotations
@@ -303,13 +305,3 @@ def fit_pipeline(points: list[tuple[float, float]]) -> tuple[float, float]:
         raise KernelError("these points do not follow S/(S+kappa) (the fitted asymptote is not positive)")
     p_inf = 1.0 / icpt
     return p_inf, slope * p_inf
-
-
-def occupancy_ceiling(warps_resident: int, warps_to_hide: float) -> float:
-    """gamma(S): the fraction of the pipelined rate an SM keeps when too few warps are resident to hide the
-    rest of the latency: ``min(1, warps_resident / warps_to_hide)``. ``warps_to_hide`` is a calibration
-    constant (warps an SM needs resident); seed 003 gives no formula for gamma, only that it is an
-    occupancy ceiling that fixes the S = 4 prediction."""
-    if warps_to_hide <= 0:
-        raise KernelError("warps_to_hide must be positive")
-    return min(1.0, warps_resident / warps_to_hide)

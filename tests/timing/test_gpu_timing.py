@@ -122,20 +122,6 @@ def test_seed003_two_point_fit_overestimates_s4():
     assert gt.SEED_003.model_s4_tflops / SEED[4] - 1 == pytest.approx(gt.SEED_003.model_s4_overestimate, abs=0.001)
 
 
-def test_seed003_occupancy_ceiling_lands_within_one_percent():
-    """gamma(S) = min(1, resident warps / warps needed): with the paper's residency (2 blocks of 8 warps at
-    S <= 3, 1 block at S = 4), one constant -- the warps an SM needs resident -- brings S = 4 within 1 % and
-    leaves S = 2, 3 (16 warps, gamma = 1) where the fit put them."""
-    p_inf, kappa = gt.fit_pipeline([(2, SEED[2]), (3, SEED[3])])
-    warps = {2: 16, 3: 16, 4: 8}
-    plain4 = p_inf * gt.pipeline_efficiency(4, kappa)
-    need = warps[4] / (SEED[4] / plain4)  # calibrated on S = 4: ~9.4 warps
-    assert warps[4] < need < warps[3]
-    for s in (2, 3, 4):
-        pred = p_inf * gt.pipeline_efficiency(s, kappa) * gt.occupancy_ceiling(warps[s], need)
-        assert abs(pred / SEED[s] - 1) <= gt.SEED_003.gamma_model_error
-
-
 def test_seed003_residency_claim_cannot_hold_on_sm89():
     """The story behind gamma needs 2 blocks of 72 KiB on an SM; sm_89 has 100 KiB of shared memory per SM,
     so 2 x (72 + 1) KiB never fit, at the paper's ~64 registers or at ptxas' 226."""

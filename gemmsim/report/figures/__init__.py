@@ -15,6 +15,8 @@ the rows have what it needs:
   ``waves``): the wave staircase;
 - ``banks``: lanes -> shared-memory banks for the access of each ``smem_pattern`` row, conflicts in red;
 - ``systolic_utilization``: utilization against matrix size (rows with ``utilization``);
+- ``pipeline_depth`` and ``pipeline_stage_parts``: TFLOP/s against stages S per machine with measured references,
+  and the model's split of a k-step (rows of the SM pipeline model over several ``stages``; ``pipeline``);
 - one line plot per entry of the experiment's ``plots:``.
 
 One module per family: ``common`` (Drawn, labels, formats), ``cpu``, ``time`` (time and rooflines), ``gpu``
@@ -47,7 +49,9 @@ from gemmsim.report.figures.cpu import (
     hit_rate_figure,
 )
 from gemmsim.report.figures.gpu import _banks, _waves
+from gemmsim.report.figures.misses import _misses
 from gemmsim.report.figures.lines import Plot, _line, _plots, line_figure
+from gemmsim.report.figures.pipeline import _pipeline
 from gemmsim.report.figures.systolic import _systolic
 from gemmsim.report.figures.time import _rooflines, _time, time_figure
 
@@ -81,10 +85,12 @@ def build_figures(rows: list[dict], exp=None, machines: dict | None = None) -> l
         ("bytes_per_level", lambda: _bytes_per_level(rows)),
         ("modelled_time", lambda: _time(rows)),
         ("misses", lambda: _heatmaps(rows, machines)),
+        ("miss_classes", lambda: _misses(rows, machines)),
         ("roofline", lambda: _rooflines(rows, machines)),
         ("waves", lambda: _waves(rows, machines)),
         ("banks", lambda: _banks(rows, machines)),
         ("systolic_utilization", lambda: _systolic(rows, machines)),
+        ("pipeline_depth", lambda: _pipeline(rows, machines)),
     ]
     try:
         plots = _plots(exp) if exp is not None else []
