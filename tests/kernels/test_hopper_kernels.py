@@ -13,7 +13,8 @@ K = HOPPER_KERNELS["hopper_ws"]
 
 @pytest.mark.parametrize("name, want", [
     ("nvjet_hsh_256x128_64x4_2x1_v_bz_coopB_TNT", dict(BM=256, BN=128, BK=64, stages=4, cluster_m=2, cluster_n=1,
-                                                       schedule="cooperative")),
+                                                       schedule="cooperative", split="N")),
+    ("nvjet_hsh_128x256_64x4_1x2_h_bz_coopA_NNT", dict(BM=128, BN=256, stages=4, cluster_n=2, split="M")),
     ("nvjet_tst_320x128_64x3_1x2_h_bz_NNT", dict(BM=320, BN=128, BK=64, stages=3, cluster_m=1, cluster_n=2)),
     ("cutlass3x_sm90_tensorop_gemm_f16_f16_f32_f16_f16_128x256x64_1x2x1_0_tnn_align8_warpspecialized_pingpong_epi_tma",
      dict(BM=128, BN=256, BK=64, cluster_m=1, cluster_n=2, schedule="pingpong")),
@@ -23,6 +24,13 @@ K = HOPPER_KERNELS["hopper_ws"]
 def test_kernel_names_give_the_tile(name, want):
     got = parse_kernel_name(name)
     assert {k: got.get(k) for k in want} == want
+
+
+def test_a_320_row_tile_splits_its_columns_between_the_consumers():
+    s = K.spec({"kernel_name": "nvjet_tst_320x128_64x3_2x1_v_bz_coopB_NNT"}, "bf16")
+    assert (s.BM, s.BN, s.split, s.mma) == (320, 128, "N", (64, 64, 16))
+    with pytest.raises(KernelError):  # split by rows, each warpgroup would hold 160: not a multiple of 64
+        K.spec(HopperParams(BM=320, BN=128, split="M"), "bf16")
 
 
 def test_a_name_without_a_tile_is_a_kernel_error():
