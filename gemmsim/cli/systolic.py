@@ -34,10 +34,14 @@ _OVERRIDES = (
 def register(subparsers) -> None:
     """Add the ``systolic`` command to an argparse sub-parser set."""
     p = subparsers.add_parser("systolic", help="simulate one GEMM on a systolic array; --explain shows the dataflow cycle by cycle")
-    p.add_argument("--machine", required=True, help="systolic machine name or path (tpu_v1, tpu_128, systolic_32, systolic_4)")
-    p.add_argument("--M", type=int, required=True, help="rows of A and C")
-    p.add_argument("--N", type=int, required=True, help="columns of B and C")
-    p.add_argument("--K", type=int, required=True, help="columns of A, rows of B")
+    p.add_argument("--machine", default=None, help="systolic machine name or path (tpu_v1, tpu_128, systolic_32, systolic_4)")
+    p.add_argument("--M", type=int, default=None, help="rows of A and C")
+    p.add_argument("--N", type=int, default=None, help="columns of B and C")
+    p.add_argument("--K", type=int, default=None, help="columns of A, rows of B")
+    p.add_argument("--scalesim-config", default=None, metavar="ARCH.cfg",
+                   help="run SCALE-Sim's own input files: its architecture .cfg (array, SRAMs, dataflow) ...")
+    p.add_argument("--topology", default=None, metavar="LAYERS.csv", help="... with its topology .csv (GEMM or convolution layers)")
+    p.add_argument("--out", default=None, help="folder for the SCALE-Sim style reports (default: scalesim_reports/RUN_NAME)")
     p.add_argument("--dataflow", choices=["ws", "os", "is"], default="ws", help="weight, output or input stationary (default ws)")
     p.add_argument("--convention", choices=["machine", "scalesim"], default="machine", help="machine hardware or SCALE-Sim's numbers")
     p.add_argument("--dtype", default=None, help="operand dtype (default: the array's own)")
@@ -53,6 +57,11 @@ def register(subparsers) -> None:
 def _cmd_systolic(args) -> int:
     from gemmsim.models.systolic import simulate_systolic
 
+    if args.scalesim_config or args.topology:
+        return _cmd_scalesim_files(args)
+    missing = [f"--{n}" for n in ("machine", "M", "N", "K") if getattr(args, n) is None]
+    if missing:
+        raise KernelError(f"systolic: give {', '.join(missing)} (or SCALE-Sim's files: --scalesim-config ARCH.cfg --topology LAYERS.csv)")
     machine = machine_of_kind(args.machine, "systolic", "systolic")
     over = {name: getattr(args, name) for name, _, _ in _OVERRIDES if getattr(args, name) is not None}
     res = simulate_systolic(machine, M=args.M, N=args.N, K=args.K, dataflow=args.dataflow, convention=args.convention,
@@ -71,6 +80,30 @@ def _cmd_systolic(args) -> int:
         for c in cycles:
             print()
             print(render_cycle(c))
+    return 0
+
+
+def _cmd_scalesim_files(args) -> int:
+    """SCALE-Sim's .cfg and topology in, its COMPUTE/BANDWIDTH/DETAILED_ACCESS reports out (gemmsim.run.scalesim_io)."""
+    from pathlib import Path
+
+    from gemmsim.run.scalesim_io import read_config, run_scalesim_files
+
+    if not (args.scalesim_config and args.topology):
+        raise KernelError("give both --scalesim-config ARCH.cfg and --topology LAYERS.csv")
+    machine = machine_of_kind(args.machine or "systolic_4", "systolic", "systolic")
+    cfg = read_config(args.scalesim_config)
+    out = Path(args.out or Path("scalesim_reports") / cfg.run_name)
+    rows = run_scalesim_files(args.scalesim_config, args.topology, out, machine)
+    if args.json:
+        print(json.dumps({"out": str(out), "layers": rows}, default=_jsonable))
+        return 0
+    print(f"{cfg.run_name}: {cfg.rows} x {cfg.cols} array, {cfg.dataflow}, SRAMs {cfg.ifmap_kib}/{cfg.filter_kib}/{cfg.ofmap_kib} KiB")
+    print(f"{'layer':<14} {'M x N x K':>18} {'total cycles':>13} {'util %':>8} {'mapping %':>10}")
+    for r in rows:
+        shape = f"{r['M']}x{r['N']}x{r['K']}"
+        print(f"{r['name']:<14} {shape:>18} {r['total_cycles']:>13,} {r['overall_util_pct']:>8.2f} {r['mapping_efficiency_pct']:>10.2f}")
+    print(f"reports: {out}/COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, DETAILED_ACCESS_REPORT.csv (differences in README.txt)")
     return 0
 
 
