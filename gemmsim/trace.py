@@ -60,11 +60,17 @@ class LayoutSpec(Strict):
     pad: int = Field(0, ge=0, description="Elements added to every leading dimension (lda = K + pad for row-major A).")
     align: Bytes = Field(0, description="Align each matrix's base address to this many bytes (0: contiguous, A then B then C).")
     base: int = Field(0, ge=0, description="Address of A's first byte.")
+    trans_a: bool = Field(False, description="op(A) = A^T: A is stored K x M (in `order`), so the kernel reads it with swapped strides.")
+    trans_b: bool = Field(False, description="op(B) = B^T: B is stored N x K (in `order`), so the kernel reads it with swapped strides.")
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Byte addresses of A (M x K), B (K x N), C (M x N): ``X[r][c]`` lives at ``x_base + r*x_rs + c*x_cs``."""
+    """Byte addresses of op(A) (M x K), op(B) (K x N), C (M x N): ``X[r][c]`` lives at ``x_base + r*x_rs + c*x_cs``.
+
+    A transposed operand (``LayoutSpec.trans_a``/``trans_b``, BLAS's op(X) = X^T) is only a different stride
+    pattern: its rows and columns swap strides, so every kernel reads it correctly without knowing.
+    """
 
     M: int
     N: int
@@ -98,8 +104,15 @@ class Layout:
         def align(x: int) -> int:
             return -(-x // spec.align) * spec.align if spec.align else x
 
-        a_rs, a_cs, a_bytes = strides(M, K)
-        b_rs, b_cs, b_bytes = strides(K, N)
+        def op_strides(rows: int, cols: int, trans: bool) -> tuple[int, int, int]:
+            # a transposed operand is stored cols x rows; element [r][c] of op(X) is stored element [c][r]
+            if not trans:
+                return strides(rows, cols)
+            rs, cs, nbytes = strides(cols, rows)
+            return cs, rs, nbytes
+
+        a_rs, a_cs, a_bytes = op_strides(M, K, spec.trans_a)
+        b_rs, b_cs, b_bytes = op_strides(K, N, spec.trans_b)
         c_rs, c_cs, c_bytes = strides(M, N)
         a_base = align(spec.base)
         b_base = align(a_base + a_bytes)

@@ -584,8 +584,10 @@ def simulate_memory(
     tm_all, tn_all = spec.order(L.M, L.N)
     n_total = tm_all.shape[0]
     interior_all = ((tm_all + 1) * spec.BM <= L.M) & ((tn_all + 1) * spec.BN <= L.N)
-    shiftable = bool(interior_all.any()) and (spec.BM * L.a_rs) % sector == 0 and (spec.BN * L.b_cs) % sector == 0 \
-        and (spec.BM * L.c_rs) % sector == 0 and (spec.BN * L.c_cs) % sector == 0
+    # a shifted template has the same sectors per instruction only for whole-sector shifts, and the same lines per
+    # instruction (the L1 pass counts those up front) only for whole-line shifts
+    shiftable = bool(interior_all.any()) and (spec.BM * L.a_rs) % line_bytes == 0 and (spec.BN * L.b_cs) % line_bytes == 0 \
+        and (spec.BM * L.c_rs) % line_bytes == 0 and (spec.BN * L.c_cs) % line_bytes == 0
 
     # --- requests: one template for interior blocks (if blocks are whole-sector shifts of one another)
     templates: list[Requests] = []

@@ -44,6 +44,14 @@ class KernelEntry(Strict):
     name: str = Field(description="Kernel name (ijk, blocked, tiled_smem, gemm ...).")
     params: dict[str, Any] = Field(default_factory=dict, description="Kernel parameters.")
     label: str | None = Field(None, description="Name shown in tables and figures (default: the kernel name).")
+    layout: LayoutSpec | None = Field(
+        None, description="Layout fields for this entry only (pad, order, trans_a ...), over the experiment's layout."
+    )
+
+    def layout_for(self, exp_layout: LayoutSpec) -> dict:
+        """The experiment's layout with this entry's fields (the ones it sets) laid over it, as a plain dict."""
+        over = self.layout.model_dump(mode="json", exclude_unset=True) if self.layout is not None else {}
+        return {**exp_layout.model_dump(mode="json"), **over}
 
 
 Phase = Literal["prefill", "decode"]
@@ -298,7 +306,7 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
                                 N=shape.N if shape else None,
                                 K=shape.K if shape else None,
                                 dtype=dtype,
-                                layout=exp.layout.model_dump(mode="json"),
+                                layout=entry.layout_for(exp.layout),
                                 quick=quick,
                                 label=entry.label or "",
                             )
@@ -349,7 +357,7 @@ def workload_cases(exp: Experiment, machine: str, entry: KernelEntry, params: di
                         N=op.N,
                         K=op.K,
                         dtype=layer.dtype,
-                        layout=exp.layout.model_dump(mode="json"),
+                        layout=entry.layout_for(exp.layout),
                         quick=quick,
                         label=entry.label or "",
                         tags=tags,

@@ -10,6 +10,8 @@ import importlib
 
 import numpy as np
 
+from gemmsim.analytic.bounds import cpu_bound_columns
+from gemmsim.analytic.layouts import column_walk_columns
 from gemmsim.errors import KernelError
 from gemmsim.kernels.base import CPUKernel
 from gemmsim.models.hierarchy import Hierarchy
@@ -111,6 +113,9 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
     )
     row.update(working_set_columns(machine, dtype, p))
     row.update(extra)
+    row.update(column_walk_columns(machine, lay))  # sets one column of B maps to (leading_dimension.yaml)
+    traffic = {c.name: row[f"{c.name}_traffic_bytes"] for c in machine.caches}
+    row.update(cpu_bound_columns(machine, M, N, K, dtype, {**traffic, "dram": dram_bytes}, threads))  # Hong-Kung floor
     return row
 
 

@@ -26,6 +26,8 @@ import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
 from gemmsim.timing import gpu as gt
+from gemmsim.analytic.bounds import gpu_bound_columns
+from gemmsim.analytic.layouts import alignment_columns
 from gemmsim.errors import KernelError
 from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
 from gemmsim.kernels.gpu import SPACE_SHARED, GPUKernelSpec, TensorCoreSpec
@@ -445,6 +447,10 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
         row.update(cluster=f"{spec.cluster_m}x{spec.cluster_n}", schedule=spec.schedule, persistent=spec.persistent)
     if case.kernel == "seed003_cutlass":
         row.update(_seed003_columns(m, spec, occ, tflops))
+    # tile quantization in threads and outputs, alignment of the rows, and the Hong-Kung floor (issue 15)
+    row.update(threads_launched=grid * spec.threads, tile_outputs_useful=M * N, tile_outputs_padded=grid * spec.BM * spec.BN)
+    row.update(alignment_columns(layout, m.l2.sector_bytes))
+    row.update(gpu_bound_columns(m, M, N, K, case.dtype, mem["dram_bytes"], mem["l2_bytes"]))
     return row
 
 
