@@ -18,12 +18,17 @@ from gemmsim.cli.common import machine_of_kind, parse_params
 from gemmsim.errors import GemmsimError
 
 #: modules that add their own verbs through ``register(subparsers)``
-PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report")
+PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report", "gemmsim.cli.numerics")
 
 
 def _cmd_run(args) -> int:
+    from gemmsim.numerics.lab import is_numerics_file, run_lab
     from gemmsim.report.tables import table
     from gemmsim.run.runner import run_experiment
+
+    if is_numerics_file(args.experiment):  # kind: numerics -- not machines x kernels, but the numerics lab
+        print(f"\nresults: {run_lab(args.experiment, out_dir=args.out, quick=args.quick, quiet=args.quiet)}")
+        return 0
 
     res = run_experiment(
         args.experiment,

@@ -28,23 +28,27 @@ def _style(inp: str, acc: str) -> dict:
 
 
 def error_vs_k(rows, cfg) -> Figure:
-    fig, axes = _fig(2, "Error of C = AB against K (sequential sum, FMA): measured max |error| / (u |A||B|) and the bound gamma_K / u")
-    Ks = sorted({r["K"] for r in rows})
+    fig, axes = _fig(2, "Error of C = AB against K (sequential sum, FMA): measured largest error and Higham's bound gamma_K |A||B|", width=5.6)
+    Ks = np.array(sorted({r["K"] for r in rows}), float)
+    accs = sorted({c.split("/")[1] for c in cfg.configs}, key=lambda a: FORMATS[a].p)
     for ax, data in zip(axes, ("positive", "signed")):
         for c in cfg.configs:
             rs = sorted((r for r in rows if r["data"] == data and r["config"] == c), key=lambda r: r["K"])
             inp, acc = c.split("/")
-            ax.plot([r["K"] for r in rs], [max(r["max_err_u"], 1e-3) for r in rs], label=f"{inp} in, {acc} acc", **_style(inp, acc))
-        k = np.array(Ks, float)
-        ax.plot(k, k, color="black", linewidth=1, label="gamma_K / u = K (any format, Ku << 1)")
-        ax.plot(k, np.sqrt(k), color="gray", linewidth=1, linestyle=":", label="sqrt(K) (random-walk rule of thumb)")
+            u = FORMATS[acc].u
+            ax.plot([r["K"] for r in rs], [max(r["max_err_u"] * u, 1e-12) for r in rs], label=f"{inp} in, {acc} acc", **_style(inp, acc))
+        for acc in accs:
+            g = np.array([gamma(k, FORMATS[acc].u) for k in Ks])
+            ok = np.isfinite(g)
+            ax.plot(Ks[ok], g[ok], color=COLORS.get(acc, "gray"), linewidth=3, alpha=0.35, label=f"bound gamma_K, u = {acc}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("K (length of each dot product)")
-        ax.set_ylabel("max_ij |C_hat - C| / (u_acc (|A||B|)_ij)")
-        ax.set_title({"positive": "all-positive inputs U[0,1): errors add up", "signed": "random-sign inputs N(0,1): errors partly cancel"}[data], fontsize=10)
+        ax.set_ylabel("max_ij |C_hat - C|_ij / (|A||B|)_ij")
+        ax.set_title({"positive": "all-positive inputs U[0,1)", "signed": "random-sign inputs N(0,1)"}[data], fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=7.5, loc="upper left")
+    h, lab = axes[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="outside right center", fontsize=8)
     return fig
 
 
@@ -60,7 +64,7 @@ def fma(rows, cfg) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("K")
     ax.set_ylabel("mean |C_hat - C| / (u |A||B|)")
-    ax.set_title("error: FMA is a little smaller, same growth", fontsize=10)
+    ax.set_title("mean error, in units of the accumulator's u", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax = axes[1]
@@ -72,7 +76,7 @@ def fma(rows, cfg) -> Figure:
     ax.set_ylim(-3, 103)
     ax.set_xlabel("K")
     ax.set_ylabel("% of elements of C whose bits differ")
-    ax.set_title("last bits: FMA and mul + add disagree almost everywhere", fontsize=10)
+    ax.set_title("share of C whose bits change between FMA and mul + add", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return fig
@@ -91,7 +95,7 @@ def orders(rows, cfg) -> Figure:
         y = np.arange(len(bars))
         ax.barh(y, [max(r["mean_err_u"], 1e-3) for _, r in bars], color=COLORS[acc], alpha=0.8)
         for yi, (_, r) in zip(y, bars):
-            ax.text(max(r["mean_err_u"], 1e-3) * 1.1, yi, f"{100 * r['differ_from_ijk']:.0f}% bits differ, depth {r['depth']}", va="center", fontsize=7.5)
+            ax.text(max(r["mean_err_u"], 1e-3) * 1.1, yi, f"{100 * r['differ_from_ijk']:.0f}% of C differs from ijk; depth {r['depth']}", va="center", fontsize=7.5)
         ax.set_yticks(y, [b for b, _ in bars], fontsize=8)
         ax.invert_yaxis()
         ax.set_xscale("log")
@@ -107,7 +111,7 @@ LOOP_LABELS = ("ijk", "ikj", "jik", "jki", "kij", "kji")
 
 
 def mixed(rows, cfg) -> Figure:
-    fig, axes = _fig(1, "Mixed precision: storage and accumulator types, N(0,1) data, error against the unrounded fp64 product", width=8.5, height=5.0)
+    fig, axes = _fig(1, "Mixed precision: storage and accumulator types, N(0,1) data, error against the unrounded fp64 product", width=11.5, height=5.0)
     ax = axes[0]
     combos = [("fp16", "fp32"), ("fp16", "fp16"), ("bf16", "fp32"), ("bf16", "bf16"), ("fp8_e4m3", "fp32"), ("fp8_e5m2", "fp32")]
     for inp, acc in combos:
@@ -121,9 +125,9 @@ def mixed(rows, cfg) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("K")
     ax.set_ylabel("||C_hat - C||_F / ||C||_F")
-    ax.set_title("fp32 accumulation keeps the error at what the stored inputs already lost; low-precision accumulation adds to it as K grows", fontsize=9)
+    ax.set_title("dotted: the error of rounding the inputs alone, with exact arithmetic afterwards", fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize=8)
     return fig
 
 
