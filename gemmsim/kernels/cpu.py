@@ -204,9 +204,40 @@ def _perm(order: str) -> np.ndarray:
     return np.array([_VAR[c] for c in order], dtype=np.int64)
 
 
+class FillTrace:
+    """A kernel's trace: an iterator of chunks (fresh ACCESS arrays of at most ``chunk`` records) that also says
+    how it is made, so that a simulator may generate and simulate in one compiled pass instead of iterating.
+
+    ``fill_spec`` = (family, args, max_access_bytes): ``family`` names the fill function (``"nest"``:
+    ``_fill`` of this module; ``"packed"``: ``gemmsim.kernels.cpu_packed._fill``), ``args`` its arguments after
+    the four output arrays (the loop state among them, advanced by whoever consumes the trace), and
+    ``max_access_bytes`` the largest access it emits. Iterating and the fused pass share the state: whichever
+    runs consumes the stream. A kernel still knows nothing of caches; ``gemmsim.sim.fused`` does the fusing.
+    """
+
+    def __init__(self, fill, args: tuple, done, chunk: int, family: str, max_access_bytes: int, min_chunk: int = 1):
+        if chunk < 1:
+            raise KernelError(f"chunk must be at least 1 access, not {chunk}")
+        self._fill, self._args, self._done = fill, args, done
+        self._chunk = max(int(chunk), int(min_chunk))
+        self.fill_spec = (family, args, int(max_access_bytes))
+        self.min_batch = int(min_chunk)
+
+    def __iter__(self) -> "FillTrace":
+        return self
+
+    def __next__(self) -> np.ndarray:
+        while not self._done():
+            buf = np.empty(self._chunk, dtype=ACCESS)
+            n = self._fill(buf["addr"], buf["size"], buf["is_write"], buf["core"], *self._args)
+            if n:
+                return buf[:n]
+        raise StopIteration
+
+
 def _nest_stream(
     lay: Layout, tiles: tuple[int, int, int], tile_order: str, inner_order: str, promotion: str, chunk: int
-) -> Iterator[np.ndarray]:
+) -> FillTrace:
     """Chunks of the (blocked) nest's accesses; each chunk is a fresh ACCESS array of at most ``chunk`` records."""
     if chunk < 1:
         raise KernelError(f"chunk must be at least 1 access, not {chunk}")
@@ -216,11 +247,8 @@ def _nest_stream(
     tab = _layout_table(lay)
     st = np.zeros(9, np.int64)
     tperm, iperm = _perm(tile_order), _perm(inner_order)
-    while st[8] == 0:
-        buf = np.empty(chunk, dtype=ACCESS)
-        n = _fill(buf["addr"], buf["size"], buf["is_write"], buf["core"], st, dims, til, tperm, iperm, pro, body, epi, tab, lay.elem)
-        if n:
-            yield buf[:n]
+    args = (st, dims, til, tperm, iperm, pro, body, epi, tab, lay.elem)
+    return FillTrace(_fill, args, lambda: st[8] != 0, chunk, "nest", lay.elem)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ from gemmsim.analytic.blis import (
 from gemmsim.analytic.edges import STRATEGIES, edge_cost, edge_report, partial_fraction
 from gemmsim.errors import KernelError
 from gemmsim.kernels.base import CPUKernel
+from gemmsim.kernels.cpu import FillTrace
 from gemmsim.schema import Strict
 from gemmsim.trace import ACCESS, CHUNK, Layout
 
@@ -484,17 +485,13 @@ def _tables(layout: Layout, r: Resolved) -> tuple[np.ndarray, np.ndarray, np.nda
     return cfg, tcfg, st
 
 
-def _stream(layout: Layout, r: Resolved, chunk: int) -> Iterator[np.ndarray]:
+def _stream(layout: Layout, r: Resolved, chunk: int) -> FillTrace:
+    """The chunks of the threads' interleaved streams (a ``gemmsim.kernels.cpu.FillTrace``, family ``"packed"``)."""
     cfg, tcfg, st = _tables(layout, r)
-    chunk = max(int(chunk), 2 * int(cfg[_MAXU]))
     rr = np.zeros(1, dtype=np.int64)
-    while True:
-        buf = np.empty(chunk, dtype=ACCESS)
-        n = _fill(buf["addr"], buf["size"], buf["is_write"], buf["core"], cfg, tcfg, st, rr)
-        if n:
-            yield buf[:n]
-        if np.all(st[:, _PH] == 3):
-            return
+    # Every access is at most one vector (lanes x element) wide; a buffer must hold two of the largest units.
+    return FillTrace(_fill, (cfg, tcfg, st, rr), lambda: bool(np.all(st[:, _PH] == 3)), chunk, "packed",
+                     int(cfg[_VL] * cfg[_S]), min_chunk=2 * int(cfg[_MAXU]))  # fmt: skip
 
 
 def _check_layout(layout: Layout) -> None:

@@ -150,6 +150,8 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     wb = 0
     ev = 0
     w = 0
+    run_ln = np.int64(-1)  # the line the previous access left cached (-1: none), and its slot in tags
+    run_at = np.int64(0)
     for i in range(start, n):
         a = np.int64(inp[2 * i])
         meta = inp[2 * i + 1]
@@ -168,6 +170,23 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
             return i, w
         store = kind != 0
         core_word = meta & np.uint64(0xFF0000000000)
+        if ln == run_ln:
+            # A run of accesses to one line: the previous access hit or filled it, so it is cached and already
+            # the most recent (LRU) and a hit changes no order (any policy); only the counts and the dirty bit
+            # change (or, write-through, the store goes on).
+            if store:
+                sh += 1
+                if write_back:
+                    dirty[run_at] = 1
+                else:
+                    size = meta & _M32
+                    out[2 * w] = np.uint64(a)
+                    out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
+                    w += 1
+            else:
+                lh += 1
+            continue
+        run_ln = -1
         s = (ln & mask) if pow2 else (ln % sets)
         base = s * ways
         o = order[s]
@@ -195,6 +214,8 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
                     break
         through = False
         if hit >= 0:
+            run_ln = ln
+            run_at = base + hit
             if policy == 0 and not front:
                 # LRU: move the way to rank 0.
                 y = o ^ (np.uint64(hit) * _ONES4)
@@ -246,6 +267,8 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
                         w += 1
                 tags[base + v] = ln
                 dirty[base + v] = 1 if (store and write_back) else 0
+                run_ln = ln
+                run_at = base + v
                 fi = s * nw + (v >> 3)
                 sb = np.uint64(8 * (v & 7))
                 fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)

@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from numba import njit
 
-from gemmsim.models.cache import POLICIES, Cache, CacheConfigError
-from gemmsim.models.tlb import TLB
+from gemmsim.models.cache import _POLICY_CODE, POLICIES, Cache, CacheConfigError, _run_small, as_words
+from gemmsim.models.tlb import TLB, _tlb_run
 from gemmsim.trace import ACCESS
 
 SPEC_FORMAT = "SETS:WAYS:LINE[:POLICY][:wt][:nwa]"
@@ -70,6 +71,65 @@ def parse_cache_spec(spec: str, name: str) -> Cache:
                 f"cache spec {spec!r}: unknown option {flag!r}; expected a policy ({', '.join(POLICIES)}), wt or nwa"
             )
     return Cache(name, sets, ways, line, policy=policy, write_back=write_back, write_allocate=write_allocate)
+
+
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _piece_size(a, end, shift):
+    """Bytes of ``[a, end)`` inside the line (or page) of ``a``."""
+    return min(((a >> shift) + 1) << shift, end) - a
+
+
+@njit(cache=True, nogil=True)
+def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
+    """The first TLB level and L1 over ``n`` records (flat uint64 words, see ``gemmsim.models.cache.as_words``).
+
+    ``l1`` = (tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate) of a
+    ``_run_small`` cache; ``tl`` = (used, tags, stamps, mru, cnt, st, sets, ways, shift) of a one-copy TLB.
+    L1's records are written into ``out`` from record ``w`` on, the TLB's misses into ``tout`` from ``wt``;
+    returns the new (w, wt). An access that spans lines (pages) is cut into one access per line (page) here, one
+    piece at a time through ``scratch`` (two words), exactly as ``split_lines`` cuts it for the chunked path.
+    """
+    used, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift = tl
+    if used:
+        pos = 0
+        while pos < n:
+            pos, k = _tlb_run(words, pos, n, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
+            wt += k
+            if pos < n:
+                a = np.int64(words[2 * pos])
+                meta = words[2 * pos + 1]
+                end = a + max(np.int64(meta & _M32), 1)
+                while a < end:
+                    size = _piece_size(a, end, tshift)
+                    scratch[0] = np.uint64(a)
+                    scratch[1] = (meta & ~_M32) | np.uint64(size)
+                    _, k = _tlb_run(scratch, 0, 1, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
+                    wt += k
+                    a += size
+                pos += 1
+    tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate = l1
+    pos = 0
+    while pos < n:
+        pos, k = _run_small(words, pos, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                            write_allocate, out[2 * w :])  # fmt: skip
+        w += k
+        if pos < n:
+            a = np.int64(words[2 * pos])
+            meta = words[2 * pos + 1]
+            end = a + max(np.int64(meta & _M32), 1)
+            while a < end:
+                size = _piece_size(a, end, shift)
+                scratch[0] = np.uint64(a)
+                scratch[1] = (meta & ~_M32) | np.uint64(size)
+                _, k = _run_small(scratch, 0, 1, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy,
+                                  write_back, write_allocate, out[2 * w :])  # fmt: skip
+                w += k
+                a += size
+            pos += 1
+    return w, wt
 
 
 class Hierarchy:
@@ -160,6 +220,68 @@ class Hierarchy:
         stores = int(np.count_nonzero(kind == 1))
         self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
         self._memory[1] += stores
+
+    def _front_args(self) -> tuple | None:
+        """The state ``_front_batch`` runs on: (L1 tuple, first-TLB tuple), or None when the front cannot run fused
+        (per-core copies or coherence, or an L1 the packed kernel does not take)."""
+        c = self.levels[0]
+        if not c._small or (self.tlbs and self.tlbs[0].copies != 1):
+            return None
+        l1 = (c._tags, c._dirty, c._fpw, c._order, c._cnt, c._st, c.sets, c.ways, c._shift, _POLICY_CODE[c.policy],
+              c.write_back, c.write_allocate)  # fmt: skip
+        if self.tlbs:
+            t = self.tlbs[0]
+            tl = (True, t._tags, t._stamps, t._mru, t._cnt, t._st, t.sets, t.ways, t._shift)
+        else:
+            none = np.zeros(1, dtype=np.int64)
+            tl = (False, none, none, none, np.zeros((1, 2), dtype=np.int64), none, 1, 1, 12)
+        return l1, tl
+
+    def _below(self, l1_out: np.ndarray, tlb_out: np.ndarray) -> None:
+        """Everything after the front: the first TLB's misses through the other TLBs, L1's records through the
+        levels below it, then the memory counts (as ``feed`` does)."""
+        x = tlb_out
+        for t in self.tlbs[1:]:
+            x = t._feed(x)
+        x = l1_out
+        for c in self.levels[1:]:
+            x = c._feed(x)
+        kind = x["is_write"]
+        stores = int(np.count_nonzero(kind == 1))
+        self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
+        self._memory[1] += stores
+
+    def run_fused(self, driver, fill_args: tuple, max_access_bytes: int, batch: int = 4096) -> bool:
+        """Generate a trace and simulate it in one compiled pass; False (and nothing done) when the front does not allow it.
+
+        ``driver(fill_args, addr, size, is_write, core, words, l1, tlb, out, tout, room, troom, scratch)`` is a
+        compiled function (``gemmsim.sim.fused``) that fills a small batch (``addr`` ... are the field views of
+        one ACCESS array of ``batch`` records, ``words`` its ``as_words`` view, which stays in the processor's
+        cache), runs the first TLB and L1 on it with ``_front_batch``, and repeats until the trace ends or
+        ``out`` (``tout``) has less than ``room`` (``troom``) records free; it returns (done, records in out,
+        records in tout), which go to the levels below here. The counters are exactly those of ``feed`` on the
+        same stream: the first TLB and L1 see the same accesses in the same order, cut at the same lines.
+        ``max_access_bytes`` bounds one access (it sizes the room a batch needs).
+        """
+        front = self._front_args()
+        if front is None:
+            return False
+        l1, tl = front
+        mb = np.empty(int(batch), dtype=ACCESS)
+        words = as_words(mb)
+        span = max(int(max_access_bytes), 1)
+        room = 2 * mb.shape[0] * (span // self.levels[0].line_bytes + 2)
+        troom = mb.shape[0] * (span // self.tlbs[0].page_bytes + 2) if self.tlbs else 0
+        out = np.empty(max(1 << 17, 4 * room), dtype=ACCESS)
+        tout = np.empty(max(1 << 15, 4 * troom), dtype=ACCESS)
+        scratch = np.empty(2, dtype=np.uint64)
+        ow, tw = out.view(np.uint64), tout.view(np.uint64)
+        while True:
+            done, w, wt = driver(fill_args, mb["addr"], mb["size"], mb["is_write"], mb["core"], words, l1, tl, ow, tw,
+                                 room, troom, scratch)  # fmt: skip
+            self._below(out[:w], tout[:wt])
+            if done:
+                return True
 
     def simulate(self, chunks: Iterable[np.ndarray], pipeline: bool | int = False) -> dict:
         """Feed every chunk of a trace, then return ``counters()`` (no reset first: call ``reset()`` for a cold start).

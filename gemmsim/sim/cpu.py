@@ -15,6 +15,7 @@ from gemmsim.analytic.layouts import column_walk_columns
 from gemmsim.errors import KernelError
 from gemmsim.kernels.base import CPUKernel
 from gemmsim.models.hierarchy import Hierarchy
+from gemmsim.sim.fused import run_trace
 from gemmsim.timing.cpu import cpu_time
 from gemmsim.trace import Layout, LayoutSpec
 from gemmsim.units import dtype_bytes
@@ -78,8 +79,7 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
     lay = Layout.build(M, N, K, dtype, spec)
     threads = k.threads(p)
     h = Hierarchy.from_machine(machine, cores=threads)
-    for chunk in k.trace(lay, p, machine):
-        h.feed(chunk)
+    run_trace(h, k.trace(lay, p, machine))  # generate and simulate in one compiled pass where possible
     counters = h.counters()
     flops = 2.0 * M * N * K
     row = level_columns(counters)

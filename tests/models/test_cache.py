@@ -246,3 +246,38 @@ def test_random_policy_per_core_copies(ways):
         alone = Cache("L1", 4, ways, 64)
         alone.feed(make_chunk(addr[core == k], 4, 0))
         assert lru.core_counters()[k] == alone.counters()
+
+
+@st.composite
+def run_traces(draw, max_len=300):
+    """Traces made of runs: each access followed by up to 5 more to the same line (other bytes, other kinds),
+    the case the kernels collapse (a run after its first access is a hit with no change of order)."""
+    line = 64
+    n = draw(st.integers(0, max_len // 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    span = draw(st.sampled_from([512, 2048, 8192]))
+    store_share = draw(st.sampled_from([0.0, 0.3, 0.7]))
+    out = []
+    for a in rng.integers(0, span // 4, n) * 4:
+        first = int(a) - int(a) % line
+        for _ in range(1 + int(rng.integers(0, 6))):
+            off = int(rng.integers(0, line // 4)) * 4
+            out.append((first + off, 4, int(rng.random() < store_share), 0))
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(cfg=configs, trace=run_traces(), data=st.data())
+def test_runs_to_one_line_match_reference(cfg, trace, data):
+    fast, ref = build(cfg)
+    cuts = data.draw(st.lists(st.integers(0, len(trace)), max_size=3))
+    check_equal(fast, ref, trace, cuts)
+
+
+def test_run_store_after_no_write_allocate_miss_is_a_miss_again():
+    """A store miss that does not allocate leaves nothing cached: the next access to that line is no run."""
+    fast = Cache("L", 1, 2, 64, write_allocate=False)
+    out = fast.feed(make_chunk([0, 8, 16], 4, [1, 1, 0]))
+    c = fast.counters()
+    assert (c["store_misses"], c["store_hits"], c["load_misses"]) == (2, 0, 1)
+    assert out["is_write"].tolist() == [1, 1, 0]
