@@ -39,6 +39,8 @@ def register(subparsers) -> None:
     p.add_argument("--no-opt-in", dest="opt_in", action="store_false",
                    help="the kernel did not raise its dynamic shared-memory limit (blocks above 48 KiB are refused)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.add_argument("--plot", metavar="FILE.png", default=None,
+                   help="also draw occupancy against threads, registers and shared memory, this launch marked (as NVIDIA's calculator)")
     p.set_defaults(func=_cmd_occupancy)
 
 
@@ -48,11 +50,27 @@ def _cmd_occupancy(args) -> int:
     machine = machine_of_kind(args.machine, "gpu", "occupancy")
     occ = occupancy(machine, threads=args.threads, regs=args.regs, smem=args.smem, carveout=args.carveout,
                     barriers=args.barriers, opt_in=args.opt_in)
+    if args.plot:
+        _plot(machine, args)
     if args.json:
         print(json.dumps({"machine": machine.name, **occ.to_dict()}))
         return 0
     print(format_occupancy(machine, occ))
+    if args.plot:
+        print(f"\nwrote {args.plot}")
     return 0
+
+
+def _plot(machine, args) -> None:
+    from gemmsim.errors import GemmsimError
+    from gemmsim.report.occupancy_plot import occupancy_figure
+
+    fig = occupancy_figure(machine, args.threads, args.regs, args.smem, carveout=args.carveout, barriers=args.barriers,
+                           opt_in=args.opt_in)  # fmt: skip
+    try:
+        fig.savefig(args.plot, dpi=110)
+    except (OSError, ValueError) as exc:
+        raise GemmsimError(f"--plot {args.plot}: cannot write the figure ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def format_occupancy(machine, occ) -> str:
