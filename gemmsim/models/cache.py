@@ -30,7 +30,8 @@ A receiver passes an invalidate record on as it received it.
 
 How it runs. The public class checks its inputs and owns the state arrays; a compiled kernel (numba, GIL
 released) walks a whole chunk: ``_run_small`` for one copy of at most 16 ways (every real L1 and L2),
-``_run_copies`` for per-core copies and coherence, ``_run_any`` for more than 16 ways. The first two keep, per
+``_run_copies`` for per-core copies and coherence, ``_run_wide`` for one copy of 17 to 32 ways (Haswell's L3),
+``_run_any`` for the rest (more ways with per-core copies, or more than 32). The first two keep, per
 set, an 8-bit fingerprint of each way's line packed in one word (a lookup compares 8 ways at once and reads a
 full tag only for a candidate) and the ways' recency (LRU) or age (FIFO) as 4-bit ranks packed in another (the
 victim is the last rank; promoting a way is a few shifts); ``_run_any`` keeps timestamps. The kernels handle
@@ -99,6 +100,8 @@ _HIGH4 = np.uint64(0x8888888888888888)
 _FPMUL = np.uint64(0x9E3779B97F4A7C15)
 #: Ways up to which the fast kernel (nibble recency order, byte fingerprints) is used.
 SMALL_WAYS = 16
+#: Ways up to which one copy without coherence takes ``_run_wide`` (byte fingerprints, stamps) rather than ``_run_any``.
+WIDE_WAYS = 32
 
 
 def as_words(chunk: np.ndarray) -> np.ndarray:
@@ -279,6 +282,168 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
             out[2 * w] = np.uint64(a)
             out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
             w += 1
+    st[1] = np.int64(rng)
+    cnt[0, 0] += lh
+    cnt[0, 1] += lm
+    cnt[0, 2] += sh
+    cnt[0, 3] += sm
+    cnt[0, 4] += wb
+    cnt[0, 5] += ev
+    return n, w
+
+
+@njit(cache=True, nogil=True)
+def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
+              out):  # fmt: skip
+    """``_run_small`` for more than 16 ways (up to ``WIDE_WAYS``; Haswell's 20-way L3): one copy, no coherence,
+    accesses within one line. The lookup is the same (``fpw``: byte fingerprints, 8 ways a word); the order is
+    kept as stamps (``stamps``: time of the last use for LRU, of the fill for FIFO; 0 when invalid, so invalid
+    ways go first) with ``mru[set]`` the way used last, checked first. A hit on the set's most recent way
+    changes nothing (its stamp is already the newest of its set); a victim is the way with the oldest stamp.
+    st = [clock, rng]. Returns (next access, records written), stopping before an access that spans lines.
+    """
+    pow2 = (sets & (sets - 1)) == 0
+    mask = sets - 1
+    nw = (ways + 7) >> 3
+    line_word = np.uint64(1) << np.uint64(shift)
+    store_bit = np.uint64(1) << np.uint64(32)
+    clock = st[0]
+    rng = np.uint64(st[1])
+    lh = 0
+    lm = 0
+    sh = 0
+    sm = 0
+    wb = 0
+    ev = 0
+    w = 0
+    run_ln = np.int64(-1)
+    run_at = np.int64(0)
+    for i in range(start, n):
+        a = np.int64(inp[2 * i])
+        meta = inp[2 * i + 1]
+        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
+        if kind == 2:
+            continue
+        ln = a >> shift
+        if ((a + np.int64(meta & _M32) - 1) >> shift) != ln:
+            st[0] = clock
+            st[1] = np.int64(rng)
+            cnt[0, 0] += lh
+            cnt[0, 1] += lm
+            cnt[0, 2] += sh
+            cnt[0, 3] += sm
+            cnt[0, 4] += wb
+            cnt[0, 5] += ev
+            return i, w
+        store = kind != 0
+        core_word = meta & np.uint64(0xFF0000000000)
+        if ln == run_ln:
+            # A run of accesses to one line (see _run_small).
+            if store:
+                sh += 1
+                if write_back:
+                    dirty[run_at] = 1
+                else:
+                    size = meta & _M32
+                    out[2 * w] = np.uint64(a)
+                    out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
+                    w += 1
+            else:
+                lh += 1
+            continue
+        run_ln = -1
+        s = (ln & mask) if pow2 else (ln % sets)
+        base = s * ways
+        hit = -1
+        w0 = mru[s]
+        front = tags[base + w0] == ln
+        if front:
+            hit = w0
+        fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(57))
+        if hit < 0:
+            q = fp * _ONES8
+            for j in range(nw):
+                x = fpw[s * nw + j] ^ q
+                m = (x - _ONES8) & ~x & _HIGH8
+                while m:
+                    k = j * 8 + np.int64(trailing_zeros(m) >> 3)
+                    if tags[base + k] == ln:
+                        hit = k
+                        break
+                    m &= m - np.uint64(1)
+                if hit >= 0:
+                    break
+        through = False
+        if hit >= 0:
+            run_ln = ln
+            run_at = base + hit
+            if not front:
+                mru[s] = hit
+                if policy == 0:
+                    clock += 1
+                    stamps[base + hit] = clock
+            if store:
+                sh += 1
+                if write_back:
+                    dirty[base + hit] = 1
+                else:
+                    through = True
+            else:
+                lh += 1
+        else:
+            if store:
+                sm += 1
+            else:
+                lm += 1
+            if store and not write_allocate:
+                through = True
+            else:
+                out[2 * w] = np.uint64(ln << shift)
+                out[2 * w + 1] = line_word | core_word
+                w += 1
+                v = 0
+                if policy == 2:
+                    v = -1
+                    for k in range(ways):
+                        if tags[base + k] < 0:
+                            v = k
+                            break
+                    if v < 0:
+                        rng ^= rng << np.uint64(13)
+                        rng ^= rng >> np.uint64(7)
+                        rng ^= rng << np.uint64(17)
+                        v = np.int64(rng % np.uint64(ways))
+                else:
+                    best = stamps[base]
+                    for k in range(1, ways):
+                        if stamps[base + k] < best:
+                            best = stamps[base + k]
+                            v = k
+                vt = tags[base + v]
+                if vt >= 0:
+                    ev += 1
+                    if dirty[base + v]:
+                        wb += 1
+                        out[2 * w] = np.uint64(vt << shift)
+                        out[2 * w + 1] = line_word | core_word | store_bit
+                        w += 1
+                clock += 1
+                tags[base + v] = ln
+                stamps[base + v] = clock
+                dirty[base + v] = 1 if (store and write_back) else 0
+                mru[s] = v
+                run_ln = ln
+                run_at = base + v
+                fi = s * nw + (v >> 3)
+                sb = np.uint64(8 * (v & 7))
+                fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
+                through = store and not write_back
+        if through:
+            size = meta & _M32
+            out[2 * w] = np.uint64(a)
+            out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
+            w += 1
+    st[0] = clock
     st[1] = np.int64(rng)
     cnt[0, 0] += lh
     cnt[0, 1] += lm
@@ -677,9 +842,11 @@ class Cache:
         self.forward_invalidations = bool(forward_invalidations)
         self._shift = self.line_bytes.bit_length() - 1
         # Up to 16 ways (every real L1 and L2) the packed kernels run: _run_small for one copy without coherence,
-        # _run_copies for per-core copies; more ways take the general _run_any.
+        # _run_copies for per-core copies; more ways take _run_wide (one copy, up to 32 ways) or the general _run_any.
         self._packed = self.ways <= SMALL_WAYS
         self._small = self._packed and self.copies == 1 and coherence == "none"
+        # 17 to 32 ways, one copy without coherence: _run_wide (fingerprints as _run_small, stamps for the order).
+        self._wide = not self._packed and self.ways <= WIDE_WAYS and self.copies == 1 and coherence == "none"
         n = self.copies * self.sets * self.ways
         self._tags = np.empty(n, dtype=np.int64)
         self._dirty = np.empty(n, dtype=np.uint8)
@@ -697,6 +864,13 @@ class Cache:
         else:
             self._stamps = np.empty(n, dtype=np.int64)
             self._mru = np.empty(self.copies * self.sets, dtype=np.int64)
+        if self._wide:
+            nw = (self.ways + 7) // 8
+            self._fpw = np.empty(self.sets * nw, dtype=np.uint64)
+            fp0 = np.zeros(nw, dtype=np.uint64)
+            for k in range(self.ways, 8 * nw):
+                fp0[k >> 3] |= np.uint64(1) << np.uint64(8 * (k & 7))
+            self._fp0 = fp0
         self._cnt = np.empty((self.copies, _NCOUNTERS), dtype=np.int64)
         self._st = np.empty(2, dtype=np.int64)
         self._out = np.empty(0, dtype=ACCESS)
@@ -749,6 +923,8 @@ class Cache:
         else:
             self._stamps.fill(0)
             self._mru.fill(0)
+        if self._wide:
+            self._fpw.reshape(self.sets, -1)[:] = self._fp0
         self._cnt.fill(0)
         self._st[0] = 0
         self._st[1] = np.uint64(_seed_state(self.seed)).view(np.int64)
@@ -766,7 +942,7 @@ class Cache:
             )
         # Records this level may send per access: the line load and the victim; with coherence also the other
         # copies' write-backs and an invalidate record.
-        per = 2 if self._small else 2 + self.copies
+        per = 2 if (self._small or self._wide) else 2 + self.copies
         if self._out.shape[0] < per * n + 64:
             self._out = np.empty(per * n + 64, dtype=ACCESS)
         pos, w = self._run(as_words(chunk), n, self._out.view(np.uint64))
@@ -788,6 +964,11 @@ class Cache:
         if self._small:
             return _run_small(
                 words, 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
+                self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, out,
+            )  # fmt: skip
+        if self._wide:
+            return _run_wide(
+                words, 0, n, self._tags, self._dirty, self._fpw, self._stamps, self._mru, self._cnt, self._st,
                 self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, out,
             )  # fmt: skip
         coherence = _COHERENCE_CODE[self.coherence]

@@ -281,3 +281,36 @@ def test_run_store_after_no_write_allocate_miss_is_a_miss_again():
     c = fast.counters()
     assert (c["store_misses"], c["store_hits"], c["load_misses"]) == (2, 0, 1)
     assert out["is_write"].tolist() == [1, 1, 0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cfg=configs, ways=st.integers(17, 32), trace=st.one_of(traces(), run_traces()))
+def test_wide_kernel_matches_reference(cfg, ways, trace):
+    """17 to 32 ways, one copy: the wide kernel (fingerprints and stamps)."""
+    cfg = {**cfg, "ways": ways}
+    fast, ref = build(cfg)
+    assert fast._wide
+    check_equal(fast, ref, trace)
+
+
+@settings(max_examples=25, deadline=None)
+@given(cfg=configs, ways=st.integers(33, 40), trace=traces())
+def test_general_kernel_beyond_wide_matches_reference(cfg, ways, trace):
+    """More than 32 ways still takes the general kernel."""
+    cfg = {**cfg, "ways": ways}
+    fast, ref = build(cfg)
+    assert not fast._wide and not fast._small
+    check_equal(fast, ref, trace)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cfg=configs, ways=st.integers(17, 32), policy=st.sampled_from(["lru", "fifo", "random"]), trace=traces())
+def test_wide_kernel_equals_general_kernel(cfg, ways, policy, trace):
+    """Random replacement has no reference: the wide kernel must draw the same victims as the general one."""
+    wide = Cache("L", cfg["sets"], ways, cfg["line"], policy, cfg["write_back"], cfg["write_allocate"], seed=7)
+    general = Cache("L", cfg["sets"], ways, cfg["line"], policy, cfg["write_back"], cfg["write_allocate"], seed=7)
+    general._wide = False  # the general kernel runs on the stamps and mru arrays it keeps too
+    chunk = chunk_of(trace)
+    assert records(wide.feed(chunk)) == records(general.feed(chunk))
+    assert wide.counters() == general.counters()
+    assert wide.lines().tolist() == general.lines().tolist()
