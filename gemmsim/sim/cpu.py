@@ -20,7 +20,7 @@ from gemmsim.timing.cpu import cpu_time
 from gemmsim.trace import Layout, LayoutSpec
 from gemmsim.units import dtype_bytes
 
-_KERNEL_MODULES = ("gemmsim.kernels.cpu", "gemmsim.kernels.cpu_packed")
+_KERNEL_MODULES = ("gemmsim.kernels.cpu", "gemmsim.kernels.cpu_packed", "gemmsim.kernels.cpu_strassen")
 
 
 def cpu_kernels() -> dict[str, CPUKernel]:
@@ -99,7 +99,8 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
     row["dram_flush_bytes"] = flush * line
     extra = k.extra(lay, p, machine) if k.extra is not None else {}
     slowdown = float(extra.get("compute_slowdown", 1.0))
-    t = cpu_time(machine, counters, flops, dtype, simd=k.simd, threads=threads, compute_slowdown=slowdown)
+    # a kernel that does other arithmetic than 2MNK (Strassen) says how much in ``compute_flops``; rates stay per 2MNK
+    t = cpu_time(machine, counters, float(extra.get("compute_flops", flops)), dtype, simd=k.simd, threads=threads, compute_slowdown=slowdown)
     row.update(t.columns())
     peak = machine.peak_gflops(dtype, cores=min(threads, machine.cores)) * 1e9
     row.update(
