@@ -519,13 +519,28 @@ class TensorCoreSpec(GPUKernelSpec):
         t = np.arange(steps, dtype=np.int64)[:, None, None, None]
         out = []
         for which, rows, cols in ((OP_A, self.BM, self.BK), (OP_B, self.BK, self.BN)):
+            # a transposed (or column-major) operand is contiguous down its columns: the 16-byte chunks run along
+            # the rows instead (the tile lands transposed in shared memory, as CUTLASS's column-major iterators do)
+            flip = (L.a_rs == e != L.a_cs) if which == OP_A else (L.b_rs == e != L.b_cs)
+            if flip:
+                rows, cols = cols, rows
             per_row = max(cols // v, 1)
             chunks = rows * per_row
             n_inst = -(-chunks // self.threads)
             c = np.arange(n_inst, dtype=np.int64)[None, :, None, None] * self.threads + tid[None, None]
             r, cc = c // per_row, c % per_row
             stage = (t % self.stages)
-            if which == OP_A:
+            if which == OP_A and flip:
+                gr, gc = tile_m * self.BM + cc * v, t * self.BK + r
+                gaddr = L.a_base + gr * L.a_rs + gc * L.a_cs
+                act = (c < chunks) & (gr < L.M) & (gc < L.K)
+                base = stage * self.BM * self.BK * e
+            elif which == OP_B and flip:
+                gr, gc = t * self.BK + cc * v, tile_n * self.BN + r
+                gaddr = L.b_base + gr * L.b_rs + gc * L.b_cs
+                act = (c < chunks) & (gr < L.K) & (gc < L.N)
+                base = self.stages * self.BM * self.BK * e + stage * self.BK * self.BN * e
+            elif which == OP_A:
                 gr, gc = tile_m * self.BM + r, t * self.BK + cc * v
                 gaddr = L.a_base + gr * L.a_rs + gc * L.a_cs
                 act = (c < chunks) & (gr < L.M) & (gc < L.K)

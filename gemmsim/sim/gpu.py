@@ -40,6 +40,8 @@ from gemmsim.models import sm_pipeline as sp
 from gemmsim.models.occupancy import occupancy
 from gemmsim.models.waves import tile_quantization, waves
 from gemmsim.schema import Strict
+from gemmsim.sim.attention import KERNELS as ATTENTION_KERNELS
+from gemmsim.sim import attention as sim_attention
 from gemmsim.sim.dispatch import Case
 from gemmsim.trace import Layout, LayoutSpec
 from gemmsim.units import dtype_bytes
@@ -118,6 +120,7 @@ KERNELS: dict[str, type[Strict]] = {
     "global_pattern": GlobalPatternParams,
     "waves_sleep": WavesSleepParams,
     "waves_fma": WavesFMAParams,
+    **ATTENTION_KERNELS,
 }
 
 
@@ -470,6 +473,8 @@ def run_case(machine, case: Case) -> dict:
         return _run_global_pattern(machine, params)
     if case.kernel in ("waves_sleep", "waves_fma"):
         return _run_waves(machine, case.kernel, params, case)
+    if case.kernel in ATTENTION_KERNELS:
+        return sim_attention.run_case(machine, case)
     return _run_gemm(machine, case)
 
 

@@ -95,3 +95,17 @@ def test_seed_tile_quantization_example_on_the_gpu_model():
     # fp16 rows of 65 elements are 130 B: blocks are shifted by 64 B (half a line); this used to trip the L1 pass
     h = simulate_gpu("a100", "tiled_smem", M=65, N=65, K=65, dtype="fp16", TILE=32)
     assert not h["vector_load_16B_possible"] and h["dram_bytes"] >= 2 * 3 * 65 * 65
+
+
+def test_gpu_transposed_operands():
+    from gemmsim.sim.gpu import simulate_gpu
+
+    # the tiled kernel reads A[row][k] across lanes: with A transposed, lanes are a whole row (1 KiB) apart, so each
+    # 32-lane request touches 32 sectors for A instead of 4 (B unchanged: (32 + 4) / 2 = 18 on average at most)
+    nn = simulate_gpu("a100", "tiled_smem", M=64, N=64, K=64, dtype="fp32")
+    tn = simulate_gpu("a100", "tiled_smem", M=64, N=64, K=64, dtype="fp32", layout={"trans_a": True})
+    assert nn["sectors_per_request"] == 4.0 and tn["sectors_per_request"] > 12
+    # the tensor-core kernel copies 16-byte chunks along whichever dimension is contiguous: same bytes either way
+    a = simulate_gpu("a100", "tensorcore", M=256, N=256, K=256, dtype="fp16")
+    b = simulate_gpu("a100", "tensorcore", M=256, N=256, K=256, dtype="fp16", layout={"trans_a": True, "trans_b": True})
+    assert a["dram_bytes"] == b["dram_bytes"] and a["global_sectors"] == b["global_sectors"]
