@@ -91,16 +91,29 @@ def _cmd_machines_validate(args) -> int:
 
 
 def _cmd_machines_detect(args) -> int:
-    from gemmsim.machine import detect_host
-    from gemmsim.machine.detect import machine_yaml
+    from gemmsim.machine import detect_host, machine_from_dict
+    from gemmsim.machine.detect import detect_dict, machine_yaml
 
-    m = detect_host()
-    text = machine_yaml(m)
+    measured = None
+    if args.measure:
+        print("measuring this host (clock, FMA chains, pointer chase, streaming; under a minute) ...", file=sys.stderr, flush=True)
+        d = detect_dict(measure=True)
+        measured = d.pop("_measured")
+        m = machine_from_dict(d, source="measured host")
+    else:
+        m = detect_host()
+    text = machine_yaml(m, measured)
     if args.out:
         Path(args.out).write_text(text)
         print(f"wrote {args.out} (estimated fields: {', '.join(m.estimated) or 'none'})")
     else:
         print(text)
+    if measured is not None and (args.figure or args.out):
+        from gemmsim.report.figures.host import staircase_figure
+
+        png = Path(args.figure) if args.figure else Path(args.out).with_suffix(".latency.png")
+        staircase_figure(measured.staircase, m, measured.bandwidth).fig.savefig(png, dpi=110)
+        print(f"wrote {png} (latency staircase, measured in {measured.seconds:.0f} s)", file=sys.stderr)
     return 0
 
 
@@ -198,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     mv.set_defaults(func=_cmd_machines_validate)
     md = msub.add_parser("detect", help="write a machine file for this host from /sys and lscpu")
     md.add_argument("--out", help="file to write (default: print)")
+    md.add_argument("--measure", action="store_true", help="measure clock, latencies, bandwidths and FMA units with microbenchmarks (under a minute)")
+    md.add_argument("--figure", help="with --measure: PNG of the latency staircase (default: beside --out)")
     md.set_defaults(func=_cmd_machines_detect)
 
     t = sub.add_parser("trace", help="write a CPU kernel's address trace")

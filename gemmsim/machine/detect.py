@@ -4,6 +4,11 @@ Read: cache levels (size, ways, line, sets, sharing) from /sys/devices/system/cp
 FMA from the CPU flags, cores and clock from lscpu and /proc/cpuinfo. Not readable there, so estimated and listed
 in the file's ``estimated`` field: latencies, bandwidths, FMA unit count, TLB geometry (except the L2 TLB size some
 AMD kernels print), DRAM bandwidth and latency.
+
+With ``measure=True`` (``machines detect --measure``) the microbenchmarks of ``gemmsim.machine.measure`` replace the
+estimates of the clock, every cache level's latency and bandwidth, DRAM's bandwidth and latency, the FMA units,
+the FMA latency and the miss parallelism; each measured field leaves ``estimated`` and gets a line in ``sources``
+saying how it was measured. TLB geometry and penalties stay estimated.
 """
 
 from __future__ import annotations
@@ -83,8 +88,55 @@ def _cpuinfo() -> dict[str, str]:
     return info
 
 
-def detect_dict() -> dict:
-    """The detected machine as a plain dict (a valid CPU machine file)."""
+def detect_dict(measure: bool = False, quick: bool = False) -> dict:
+    """The detected machine as a plain dict (a valid CPU machine file); ``measure``: run the microbenchmarks
+    (``apply_measured``), ``quick`` makes them short (tests)."""
+    d = _detect()
+    if measure:
+        from gemmsim.machine.measure import measure_host
+
+        d = apply_measured(d, measure_host([c["size"] for c in d["caches"]], d["caches"][0]["line_bytes"], clock_fallback=d["clock_ghz"], quick=quick))
+    return d
+
+
+def _set_path(d: dict, path: str, value) -> None:
+    """Set ``caches[1].latency_cycles``-style field paths in a plain dict."""
+    obj = d
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        m = re.fullmatch(r"(\w+)((?:\[\d+\])*)", part)
+        key, idx = m.group(1), [int(x) for x in re.findall(r"\[(\d+)\]", m.group(2))]
+        last = i == len(parts) - 1
+        if last and not idx:
+            obj[key] = value
+            return
+        obj = obj[key]
+        for j, k in enumerate(idx):
+            if last and j == len(idx) - 1:
+                obj[k] = value
+                return
+            obj = obj[k]
+
+
+def apply_measured(d: dict, m) -> dict:
+    """A copy of the detected dict with the measured fields of ``m`` (a ``measure.Measured``) written in, taken out of
+    ``estimated`` and each named in ``sources`` with its method; the staircase is kept under ``_measured``."""
+    import copy
+
+    out = copy.deepcopy(d)
+    for path, value in m.fields.items():
+        _set_path(out, path, value)
+    out["estimated"] = [e for e in out["estimated"] if e not in m.fields]
+    out["sources"] = list(out["sources"]) + [
+        f"measured on this host by gemmsim machines detect --measure ({m.seconds:.0f} s): {path} = {m.fields[path]} by {m.methods[path]}"
+        for path in m.fields
+    ]
+    out["_measured"] = m
+    return out
+
+
+def _detect() -> dict:
+    """The detected machine, every field not read from the system estimated."""
     ls, ci = _lscpu(), _cpuinfo()
     flags = set((ls.get("Flags") or ci.get("flags") or ci.get("Features") or "").split())
     estimated = []
@@ -170,11 +222,28 @@ def detect_dict() -> dict:
     }
 
 
-def machine_yaml(machine) -> str:
-    """YAML text of a machine, with a header saying which fields are estimates."""
+def machine_yaml(machine, measured=None) -> str:
+    """YAML text of a machine, with a header saying which fields are estimates (and, when ``measured`` is given,
+    the latency staircase and bandwidths it measured, as comments)."""
     head = [
         "# Machine file written by `gemmsim machines detect` for this host.",
         "# Read from /sys/devices/system/cpu/cpu0/cache, lscpu and /proc/cpuinfo; the fields listed in",
         "# `estimated` could not be read there and hold generic values: measure them and edit.",
     ]
+    if measured is not None:
+        head[0] = "# Machine file written by `gemmsim machines detect --measure` for this host."
+        head[2] = "# Fields named in `sources` as measured come from gemmsim.machine.measure; `estimated` lists the rest."
+        head.append(f"# measured clock: {measured.clock_ghz:.3f} GHz")
+        head.append("# latency staircase (working set bytes, ns per dependent load):")
+        head += [f"#   staircase: {s} {ns:.2f}" for s, ns in measured.staircase]
+        head.append("# streaming bandwidth (working set bytes, read B/cycle, write B/cycle):")
+        head += [f"#   bandwidth: {s} {rd:.2f} {wr:.2f}" for s, rd, wr in measured.bandwidth]
     return "\n".join(head) + "\n" + yaml.safe_dump(machine.model_dump(mode="json"), sort_keys=False)
+
+
+def read_measured_comments(text: str) -> dict:
+    """The staircase and bandwidth lines ``machine_yaml`` wrote as comments, back as lists (empty when absent)."""
+    stair = [(int(a), float(b)) for a, b in re.findall(r"^#\s+staircase: (\d+) ([\d.eE+-]+)$", text, re.M)]
+    bw = [(int(a), float(b), float(c)) for a, b, c in re.findall(r"^#\s+bandwidth: (\d+) ([\d.eE+-]+) ([\d.eE+-]+)$", text, re.M)]
+    clk = re.search(r"^# measured clock: ([\d.]+) GHz$", text, re.M)
+    return {"staircase": stair, "bandwidth": bw, "clock_ghz": float(clk.group(1)) if clk else None}

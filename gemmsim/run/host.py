@@ -15,6 +15,32 @@ Arithmetic per dtype (what the numba kernels do on this host):
   seed 000 section 12.1); the result is rounded to the dtype once at the end.
 - int8: A and B are int8, the accumulator and C are int32 (exact while K * 128 * 128 < 2**31).
 
+Which code runs: each kernel's own ``host`` function, except ``packed_micro`` and ``gemm``, which run the SIMD
+register-blocked microkernel of ``gemmsim.kernels.host_micro`` over packed panels with the MR, NR, KC, MC, NC the
+model resolves for the host machine (``HOST_MICRO_KERNELS``); the scalar ``packed`` keeps its loop nest.
+
+Timing (seed 000 section 15.2): ``warmup`` untimed runs, then ``repeats`` timed runs; the result keeps every time,
+so the median, min and max (the spread) are all reported. ``blas_time`` times numpy.matmul held to one thread
+(threadpoolctl) on the same operands: what a library reaches on this machine. ``host_clock_ghz`` is the clock
+measured by ``gemmsim.machine.measure.clock_ghz`` (a dependent add chain) once per process.
+
+Columns a host row gets (``host_columns``; the model's ``time_s`` and ``bound`` are already in the row):
+
+- ``host_time_s``: median measured time, seconds; ``host_time_min_s`` / ``host_time_max_s``: fastest and slowest
+  repeat; ``host_repeats``: how many; ``host_spread``: (max - min) / median. A model or ranking difference
+  smaller than the spread is noise.
+- ``host_gflops``: 2MNK / host_time_s / 1e9; ``host_ok``, ``host_max_rel_err``, ``host_tolerance``: the check.
+- ``host_clock_ghz``: the measured core clock while the host ran (None off x86-64).
+- ``host_blas_time_s``: median time of single-threaded numpy.matmul (BLAS) for the same shape and dtype (fp16 and
+  bf16 on float32 copies, as the kernels; None for int8, which numpy does not hand to BLAS);
+  ``host_blas_gflops``; ``host_over_blas``: host_time_s / host_blas_time_s.
+- ``model_over_measured``: time_s / host_time_s (1 = exact; > 1 the model is pessimistic); ``model_within_2x``.
+- ``host_impl``: which code ran ("simd microkernel" for packed_micro and gemm, else "numba loop nest").
+
+``magnitude_notes`` turns rows into plain sentences: how many are within 2x, and for each that is not, by how much
+and which roof the model blamed (its ``bound``). ``ranking_within_spread`` compares the model's and the host's order
+of the kernels of each shape, counting only pairs whose measured min..max ranges do not overlap.
+
 The tolerance follows from that arithmetic. With u_acc the unit roundoff of the accumulator (fp64 2^-53,
 otherwise fp32 2^-24) and u the unit roundoff of the dtype C is stored in (fp64 2^-53, fp32 2^-24,
 fp16 2^-11, bf16 2^-8), the classical bound |C32 - Cref| <= gamma_K(u_acc) |A||B| (Higham, Accuracy and
@@ -25,6 +51,7 @@ only the kernel's arithmetic is judged. int8 must match exactly.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -71,6 +98,21 @@ class HostResult:
     rtol: float
     gamma_k: float
     note: str
+
+    @property
+    def min_s(self) -> float:
+        """Fastest timed repetition, seconds."""
+        return float(min(self.times_s))
+
+    @property
+    def max_s(self) -> float:
+        """Slowest timed repetition, seconds."""
+        return float(max(self.times_s))
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the repetitions."""
+        return (self.max_s - self.min_s) / self.median_s if self.median_s > 0 else float("nan")
 
 
 def gamma(K: int, u: float) -> float:
@@ -135,7 +177,8 @@ def run_host(
         if kernel not in CPU_KERNELS:
             raise KernelError(f"unknown CPU kernel {kernel!r}; known: {', '.join(sorted(CPU_KERNELS))}")
         k = CPU_KERNELS[kernel]
-    if k.host is None:
+    host_fn = host_function(k, dtype)
+    if host_fn is None:
         raise KernelError(f"kernel {k.name!r} has no host implementation")
     if dtype not in UNIT_ROUNDOFF:
         raise KernelError(f"the host runs dtypes {', '.join(UNIT_ROUNDOFF)}; not {dtype!r}")
@@ -157,15 +200,15 @@ def run_host(
     rng = np.random.default_rng(seed)
     A, B, C, a64, b64, store = _operands(rng, M, N, K, dtype)
     # Compile (or load from numba's cache) outside every timed region, on operands of the same types.
-    k.host(A[:2, :2].copy(), B[:2, :2].copy(), np.zeros((min(2, M), min(2, N)), C.dtype), p)
+    host_fn(A[:2, :2].copy(), B[:2, :2].copy(), np.zeros((min(2, M), min(2, N)), C.dtype), p)
     for _ in range(warmup):
         C[...] = 0
-        k.host(A, B, C, p)
+        host_fn(A, B, C, p)
     times = []
     for _ in range(repeats):
         C[...] = 0
         t0 = time.perf_counter()
-        k.host(A, B, C, p)
+        host_fn(A, B, C, p)
         times.append(time.perf_counter() - t0)
 
     ref = a64 @ b64
@@ -192,3 +235,182 @@ def run_host(
         gamma_k=g,
         note=_NOTES[dtype],
     )
+
+
+#: Kernels whose host run is the SIMD microkernel of gemmsim.kernels.host_micro (not the kernel module's own loop nest).
+HOST_MICRO_KERNELS = ("packed_micro", "gemm")
+
+
+@functools.lru_cache(maxsize=1)
+def _host_machine():
+    from gemmsim.machine import load_machine
+
+    return load_machine("host")
+
+
+def host_function(k: CPUKernel, dtype: str = "fp32"):
+    """The function that computes kernel ``k`` on this host: ``host_micro`` for HOST_MICRO_KERNELS, else ``k.host``."""
+    if k.name not in HOST_MICRO_KERNELS or k.host is None:
+        return k.host
+
+    resolved: dict = {}  # (M, N, K, params) -> (MR, NR, KC, MC, NC, threads): resolved once, outside the timed repeats
+
+    def micro(A: np.ndarray, B: np.ndarray, C: np.ndarray, params=None) -> None:
+        from gemmsim.kernels.host_micro import host_gemm
+
+        key = (A.shape, B.shape[1], params.model_dump_json() if params is not None else None)
+        if key not in resolved:
+            resolved[key] = _resolve_micro(A.shape[0], B.shape[1], A.shape[1], dtype, params)
+        MR, NR, KC, MC, NC, T = resolved[key]
+        host_gemm(A, B, C, MR, NR, KC, MC, NC, threads=T)
+
+    return micro
+
+
+def _resolve_micro(M: int, N: int, K: int, dtype: str, params) -> tuple[int, ...]:
+    """MR, NR, KC, MC, NC, threads as the model resolves them for the host machine (``cpu_packed.resolve``)."""
+    from gemmsim.kernels.cpu_packed import GemmParams, resolve
+    from gemmsim.trace import Layout
+
+    params = params if params is not None else GemmParams()
+    explicit = [getattr(params, f, None) for f in ("MR", "NR", "KC", "MC", "NC")]
+    machine = None if None not in explicit else _host_machine()
+    if machine is not None and params.threads > machine.cores:
+        params = params.model_copy(update={"threads": machine.cores})
+    r = resolve(Layout.build(M, N, K, dtype), params, machine, True)
+    return r.MR, r.NR, r.KC, r.MC, r.NC, r.threads
+
+
+def host_impl(kernel: str) -> str:
+    """Plain words for the code a kernel runs on the host."""
+    return "simd microkernel (host_micro)" if kernel in HOST_MICRO_KERNELS else "numba loop nest"
+
+
+_BLAS_CACHE: dict[tuple, tuple[float, float, float] | None] = {}
+
+
+def blas_time(M: int, N: int, K: int, dtype: str = "fp32", warmup: int = 1, repeats: int = 5, seed: int = 0) -> tuple[float, float, float] | None:
+    """(median, min, max) seconds of numpy.matmul on one thread (threadpoolctl) for this shape; None for int8.
+
+    fp16 and bf16 operands are rounded to the dtype and multiplied as float32, as the host kernels do. Results are
+    kept per process (one timing per shape and dtype however many kernels share it).
+    """
+    key = (M, N, K, dtype, warmup, repeats, seed)
+    if key in _BLAS_CACHE:
+        return _BLAS_CACHE[key]
+    if dtype == "int8" or dtype not in UNIT_ROUNDOFF:
+        _BLAS_CACHE[key] = None
+        return None
+    from threadpoolctl import threadpool_limits
+
+    A, B, _, _, _, _ = _operands(np.random.default_rng(seed), M, N, K, dtype)
+    A, B = np.ascontiguousarray(A), np.ascontiguousarray(B)
+    with threadpool_limits(limits=1, user_api="blas"):
+        for _ in range(warmup):
+            A @ B
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            A @ B
+            times.append(time.perf_counter() - t0)
+    out = (float(np.median(times)), float(min(times)), float(max(times)))
+    _BLAS_CACHE[key] = out
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def host_clock_ghz() -> float | None:
+    """The core clock measured once per process (``gemmsim.machine.measure.clock_ghz``); None off x86-64."""
+    from gemmsim.machine.measure import clock_ghz
+
+    try:
+        return clock_ghz()
+    except Exception:  # noqa: BLE001 - a clock we cannot measure is reported as unknown, never fatal
+        return None
+
+
+def host_columns(r: HostResult, M: int, N: int, K: int, model_time_s: float | None = None,
+                 blas: tuple[float, float, float] | None = None, clock_ghz: float | None = None, kernel: str = "") -> dict:
+    """The host columns of a result row (named in the module docstring)."""
+    flops = 2.0 * M * N * K
+    row = dict(
+        host_time_s=r.median_s,
+        host_time_min_s=r.min_s,
+        host_time_max_s=r.max_s,
+        host_repeats=len(r.times_s),
+        host_spread=r.spread,
+        host_gflops=flops / r.median_s / 1e9 if r.median_s else float("nan"),
+        host_ok=r.ok,
+        host_max_rel_err=r.max_rel_err,
+        host_tolerance=r.tolerance,
+        host_clock_ghz=clock_ghz,
+        host_blas_time_s=blas[0] if blas else None,
+        host_blas_gflops=flops / blas[0] / 1e9 if blas and blas[0] else None,
+        host_over_blas=r.median_s / blas[0] if blas and blas[0] else None,
+        host_impl=host_impl(kernel),
+    )
+    if model_time_s and r.median_s > 0:
+        q = model_time_s / r.median_s
+        row.update(model_over_measured=q, model_within_2x=bool(0.5 <= q <= 2.0))
+    return row
+
+
+def _case(r: dict) -> str:
+    return f"{r.get('label') or r.get('kernel')} {r['M']}x{r['N']}x{r['K']} {r.get('dtype', '')}".rstrip()
+
+
+def magnitude_notes(rows: list[dict], factor: float = 2.0) -> list[str]:
+    """Plain sentences on model/measured: a summary, then each row off by more than ``factor`` with the roof blamed."""
+    rs = [r for r in rows if isinstance(r.get("model_over_measured"), float) and r["model_over_measured"] > 0]
+    if not rs:
+        return []
+    qs = [r["model_over_measured"] for r in rs]
+    inside = sum(1 / factor <= q <= factor for q in qs)
+    gmean = float(np.exp(np.mean(np.log(qs))))
+    notes = [
+        f"host magnitude: {inside} of {len(rs)} cases modelled within {factor:g}x of the measured median "
+        f"(model/measured from {min(qs):.2f} to {max(qs):.2f}, geometric mean {gmean:.2f})"
+    ]
+    for r in sorted(rs, key=lambda r: -abs(np.log(r["model_over_measured"]))):
+        q = r["model_over_measured"]
+        if 1 / factor <= q <= factor:
+            continue
+        bound = r.get("bound", "?")
+        if q > 1:
+            why = (f"the model is {q:.1f}x too slow: its {bound} roof (t_{bound}_s = {r.get(f't_{bound}_s', float('nan')):.3g} s) "
+                   "is more pessimistic than this host"
+                   + (" (hardware prefetchers hide latency the model charges)" if bound == "latency" else ""))
+        else:
+            why = (f"the model is {1 / q:.1f}x too fast: its highest roof ({bound}) misses a cost this host pays "
+                   "(instruction overheads, loop code, or a roof set too high)")
+        notes.append(f"host magnitude: {_case(r)}: {why}")
+    return notes
+
+
+def ranking_within_spread(rows: list[dict]) -> list[dict]:
+    """For each shape and dtype: do model and host order the kernels the same way, up to measurement spread?
+
+    A pair of kernels counts as discordant only when the model orders them one way and the host's min..max ranges
+    do not overlap and order them the other way. Returns one dict per group: shape, pairs, discordant (list of
+    label pairs), ties (pairs within the spread).
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if isinstance(r.get("host_time_s"), float) and isinstance(r.get("time_s"), (int, float)):
+            groups.setdefault((r["M"], r["N"], r["K"], r.get("dtype")), []).append(r)
+    out = []
+    for key, rs in groups.items():
+        disc, ties, pairs = [], [], 0
+        for i in range(len(rs)):
+            for j in range(i + 1, len(rs)):
+                a, b = rs[i], rs[j]
+                pairs += 1
+                lo_a, hi_a = a.get("host_time_min_s", a["host_time_s"]), a.get("host_time_max_s", a["host_time_s"])
+                lo_b, hi_b = b.get("host_time_min_s", b["host_time_s"]), b.get("host_time_max_s", b["host_time_s"])
+                names = (a.get("label") or a.get("kernel"), b.get("label") or b.get("kernel"))
+                if (hi_a >= lo_b and hi_b >= lo_a) or a["time_s"] == b["time_s"]:
+                    ties.append(names)
+                elif (a["time_s"] < b["time_s"]) != (hi_a < lo_b):
+                    disc.append(names)
+        out.append({"shape": key, "pairs": pairs, "discordant": disc, "ties": ties})
+    return out

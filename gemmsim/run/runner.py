@@ -310,7 +310,7 @@ def write_workload_totals(folder: Path, totals: list[dict]) -> None:
 
 def host_cross_check(p: Plan, rows: list[dict], quiet: bool = False) -> list[str]:
     """Run the CPU kernels of the 'host' machine for real; add measured columns; say whether rankings agree."""
-    from gemmsim.run.host import run_host
+    from gemmsim.run.host import blas_time, host_clock_ghz, host_columns, magnitude_notes, run_host
     from gemmsim.sim.cpu import CPU_KERNELS
 
     notes: list[str] = []
@@ -330,18 +330,14 @@ def host_cross_check(p: Plan, rows: list[dict], quiet: bool = False) -> list[str
             rows[i]["host_note"] = f"skipped: {err.message}"
             notes.append(f"host run of {c.name} {c.M}x{c.N}x{c.K} {c.dtype} skipped: {err.message}")
             continue
-        rows[i].update(
-            host_time_s=r.median_s,
-            host_gflops=flops / r.median_s / 1e9 if r.median_s else float("nan"),
-            host_ok=r.ok,
-            host_max_rel_err=r.max_rel_err,
-            host_tolerance=r.tolerance,
-        )
+        blas = blas_time(c.M, c.N, c.K, c.dtype, warmup=spec.warmup, repeats=spec.repeats)
+        rows[i].update(host_columns(r, c.M, c.N, c.K, rows[i].get("time_s"), blas, host_clock_ghz(), c.kernel))
         if not quiet:
             print(f"[host] {_label(c)}: {r.median_s * 1e3:.2f} ms, {'ok' if r.ok else 'WRONG RESULT'}", file=sys.stderr, flush=True)
         if not r.ok:
             notes.append(f"host run of {c.name} {c.M}x{c.N}x{c.K} {c.dtype} is outside tolerance (max rel err {r.max_rel_err:.3g})")
     notes += ranking_notes([rows[i] for i in targets if "host_time_s" in rows[i]])
+    notes += magnitude_notes([rows[i] for i in targets if "host_time_s" in rows[i]])
     return notes
 
 
