@@ -100,7 +100,7 @@ def orders(rows, cfg) -> Figure:
         ax.invert_yaxis()
         ax.set_xscale("log")
         lo, hi = ax.get_xlim()
-        ax.set_xlim(lo, hi * 30)
+        ax.set_xlim(lo, hi * 80)
         ax.set_xlabel("mean |C_hat - C| / (u |A||B|)   (depth = n of the bound gamma_n)")
         ax.set_title(f"{acc} inputs, {acc} accumulator", fontsize=10)
         ax.grid(True, axis="x", alpha=0.3)
@@ -225,7 +225,7 @@ def strassen(rows, cfg) -> Figure:
         ratios = [flop_counts(n0 * 2**lv, n0, alg)["flops"] / flop_counts(n0 * 2**lv, n0, "classical")["flops"] for lv in L]
         ax.plot(L, ratios, marker="o", color=col[alg], label=f"{alg}: all FLOPs / classical")
     ax.plot(L, (7 / 8) ** L, color="black", linestyle=":", label="multiplications: (7/8)^levels")
-    ax.axhline(0.51, color="gray", linewidth=0.8)
+    ax.axhline(0.51, color="gray", linewidth=0.8, label="0.51, the seed's figure for 5 levels")
     ax.set_xlabel(f"recursion levels (n = {n0} * 2^levels)")
     ax.set_ylabel("operations relative to classical")
     ax.set_title("FLOPs saved; the extra block additions do 1 FLOP per 12 bytes (fp32)", fontsize=9)
@@ -234,6 +234,33 @@ def strassen(rows, cfg) -> Figure:
     return fig
 
 
-FIGURES = {"error_vs_k": error_vs_k, "fma": fma, "orders": orders, "mixed": mixed, "loss_scaling": loss_scaling, "quant": quant, "strassen": strassen}
+def strassen_time(rows, cfg) -> Figure:
+    machines = list(dict.fromkeys(r["machine"] for r in rows))
+    fig, axes = _fig(len(machines), f"Modelled time, fp32, n x n x n: Strassen/Winograd (cutoff {cfg.time_cutoff}, packed_micro below) against classical kernels",
+                     width=6.0, height=4.8)
+    kern = list(dict.fromkeys(r["kernel"] for r in rows))
+    col = {"blocked": "tab:gray", "packed_micro": "tab:blue", "strassen": "tab:red", "winograd": "tab:orange"}
+    for ax, mname in zip(axes, machines):
+        sizes = sorted({r["n"] for r in rows if r["machine"] == mname})
+        w = 0.8 / len(kern)
+        for i, k in enumerate(kern):
+            rs = {r["n"]: r for r in rows if r["machine"] == mname and r["kernel"] == k}
+            x = np.arange(len(sizes)) + (i - (len(kern) - 1) / 2) * w
+            ys = [rs[n]["time_ms"] for n in sizes]
+            ax.bar(x, ys, width=w, color=col.get(k, "gray"), label=k)
+            for xi, n in zip(x, sizes):
+                ax.text(xi, rs[n]["time_ms"] * 1.08, rs[n]["bound"], ha="center", fontsize=6.5, rotation=90)
+        ax.set_yscale("log")
+        ax.set_xticks(np.arange(len(sizes)), [f"n = {n}" for n in sizes])
+        ax.set_ylabel("modelled time (ms), log scale; label: the binding limit")
+        ax.set_title(mname, fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo, hi * 4)
+    axes[0].legend(fontsize=8, loc="upper left")
+    return fig
+
+
+FIGURES = {"error_vs_k": error_vs_k, "fma": fma, "orders": orders, "mixed": mixed, "loss_scaling": loss_scaling, "quant": quant, "strassen": strassen, "strassen_time": strassen_time}
 
 __all__ = ["FIGURES", "FORMATS", "gamma"]

@@ -35,7 +35,7 @@ from gemmsim.numerics.error import abs_product, differing_fraction, metrics, ref
 from gemmsim.numerics.orders import LOOP_ORDERS, gemm, loop_order_gemm, rounding_depth, sample_rows
 from gemmsim.numerics.strassen import fast_gemm, flop_counts, higham_bound
 
-STUDIES = ("error_vs_k", "fma", "orders", "mixed", "loss_scaling", "quant", "strassen")
+STUDIES = ("error_vs_k", "fma", "orders", "mixed", "loss_scaling", "quant", "strassen", "strassen_time")
 
 
 class _Strict(BaseModel):
@@ -67,6 +67,9 @@ class Config(_Strict):
     quant_K: int = 1024
     strassen_sizes: list[int] = Field(default_factory=lambda: [64, 128, 256, 512])
     strassen_cutoff: int = Field(16, gt=0)
+    time_machines: list[str] = Field(default_factory=lambda: ["haswell", "skylake_avx512"], description="CPU machines for strassen_time.")
+    time_sizes: list[int] = Field(default_factory=lambda: [256, 512])
+    time_cutoff: int = Field(128, gt=0, description="Strassen/Winograd recursion cutoff in the simulated kernels.")
     quick: dict[str, Any] = Field(default_factory=dict)
 
     def quickened(self) -> "Config":
@@ -294,9 +297,32 @@ def study_strassen(cfg: Config, rng) -> tuple[list[dict], dict]:
     return rows, {}
 
 
+def study_strassen_time(cfg: Config, rng) -> tuple[list[dict], dict]:
+    """The trace generators (gemmsim.kernels.cpu_strassen) through each machine's caches and timing model, against
+    the blocked and packed kernels, fp32."""
+    from gemmsim.machine import load_machine
+    from gemmsim.sim.cpu import simulate_cpu
+
+    kernels = [("blocked", {"BM": 64, "BN": 64, "BK": 64}), ("packed_micro", {}),
+               ("strassen", {"cutoff": cfg.time_cutoff}), ("winograd", {"cutoff": cfg.time_cutoff})]
+    rows = []
+    for mname in cfg.time_machines:
+        m = load_machine(mname)
+        for n in cfg.time_sizes:
+            for k, p in kernels:
+                r = simulate_cpu(m, k, n, n, n, "fp32", **p)
+                last = m.caches[0].name
+                rows.append({"machine": mname, "n": n, "kernel": k, "time_ms": r["time_s"] * 1e3, "bound": r.get("bound", ""),
+                             "gflops_effective": r["gflops"], "dram_bytes": r["dram_bytes"], f"{last}_traffic_bytes": r[f"{last}_traffic_bytes"],
+                             "levels": r.get("strassen_levels", 0), "add_bytes": r.get("strassen_add_bytes", 0),
+                             "compute_flops": r.get("compute_flops", r["flops"])})
+    return rows, {}
+
+
 RUNNERS = {
     "error_vs_k": study_error_vs_k, "fma": study_fma, "orders": study_orders, "mixed": study_mixed,
     "loss_scaling": study_loss_scaling, "quant": study_quant, "strassen": study_strassen,
+    "strassen_time": study_strassen_time,
 }
 
 

@@ -20,6 +20,9 @@ loss_log2_scales: [0, 12, 40]
 quant_K: 64
 strassen_sizes: [16, 32]
 strassen_cutoff: 4
+time_machines: [haswell]
+time_sizes: [64]
+time_cutoff: 16
 """
 
 
