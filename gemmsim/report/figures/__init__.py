@@ -15,6 +15,7 @@ the rows have what it needs:
   ``waves``): the wave staircase;
 - ``banks``: lanes -> shared-memory banks for the access of each ``smem_pattern`` row, conflicts in red;
 - ``systolic_utilization``: utilization against matrix size (rows with ``utilization``);
+- ``modelled_vs_measured``: modelled against measured time of the host rows, log-log, y = x and the 2x band (``host``);
 - ``pipeline_depth`` and ``pipeline_stage_parts``: TFLOP/s against stages S per machine with measured references,
   and the model's split of a k-step (rows of the SM pipeline model over several ``stages``; ``pipeline``);
 - one line plot per entry of the experiment's ``plots:``.
@@ -50,6 +51,7 @@ from gemmsim.report.figures.cpu import (
 )
 from gemmsim.report.figures.gpu import _banks, _waves
 from gemmsim.report.figures.misses import _misses
+from gemmsim.report.figures.host import _modelled_vs_measured
 from gemmsim.report.figures.lines import Plot, _line, _plots, line_figure
 from gemmsim.report.figures.pipeline import _pipeline
 from gemmsim.report.figures.systolic import _systolic
@@ -91,6 +93,7 @@ def build_figures(rows: list[dict], exp=None, machines: dict | None = None) -> l
         ("banks", lambda: _banks(rows, machines)),
         ("systolic_utilization", lambda: _systolic(rows, machines)),
         ("pipeline_depth", lambda: _pipeline(rows, machines)),
+        ("modelled_vs_measured", lambda: _modelled_vs_measured(rows)),
     ]
     try:
         plots = _plots(exp) if exp is not None else []
