@@ -92,12 +92,15 @@ def load_config(path: str | Path | None, quick: bool = False) -> Config:
             raise ExperimentError(f"not valid YAML: {exc}", source=src) from None
         if not isinstance(data, dict):
             raise ExperimentError("the file must be a mapping of fields", source=src)
+    prefix = ""
     try:
         cfg = Config(**data)
+        prefix = "quick."  # the quick variant is checked even when not asked for, so a typo there shows up at once
+        quick_cfg = cfg.quickened()
         if quick:
-            cfg = cfg.quickened()
+            cfg = quick_cfg
     except ValidationError as err:
-        probs = [f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in err.errors()]
+        probs = [f"{prefix}{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in err.errors()]
         raise ExperimentError("invalid numerics experiment", source=src, problems=probs) from None
     bad = [s for s in cfg.studies if s not in STUDIES]
     probs = [f"studies: unknown study {s!r} (known: {', '.join(STUDIES)})" for s in bad]

@@ -231,7 +231,9 @@ def gemm(
 ) -> np.ndarray:
     """C = A @ B in emulated arithmetic. A (M x K) and B (K x N) must already hold values of their storage format
     (gemmsim.numerics.arith.quantize). ``out`` is C's format (default: the accumulator's). ``rows`` computes
-    only those rows of C (the result has len(rows) rows)."""
+    only those rows of C (the result has len(rows) rows). With an fp64 accumulator the products of fp32-or-narrower
+    inputs are exact, so FMA and mul + add coincide; fp64 *inputs* are multiplied with one float64 rounding (no
+    emulated fp64 FMA)."""
     A = np.ascontiguousarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:

@@ -58,6 +58,9 @@ def test_bad_files(tmp_path, capsys):
         load_config(f)
     msg = str(e.value)
     assert "configs[0]" in msg and "Ks[0]" in msg and "unknown study 'nope'" in msg
+    f.write_text("kind: numerics\nquick:\n  MNN: 3\n")
+    with pytest.raises(ExperimentError, match="quick.MNN"):
+        load_config(f)
     f.write_text("kind: numerics\nbogus: 1\n")
     assert main(["numerics", str(f)]) == 2
     assert "bogus" in capsys.readouterr().err
