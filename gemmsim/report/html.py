@@ -33,7 +33,9 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; ma
        padding: 0 1rem; color: #1b1b1b; line-height: 1.45; }
 h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
 .meta { color: #666; font-size: 0.9rem; }
-.description { font-size: 1.05rem; max-width: 60rem; }
+.description { font-size: 1.0rem; max-width: 60rem; }
+.lesson { font-size: 1.15rem; max-width: 60rem; margin: 0.8rem 0; }
+.claims li { margin-bottom: 0.3rem; max-width: 60rem; }
 table { border-collapse: collapse; font-size: 0.82rem; margin: 0.6rem 0; }
 th, td { border: 1px solid #ddd; padding: 0.2rem 0.45rem; text-align: right; white-space: nowrap; }
 th { background: #f3f3f3; position: sticky; top: 0; }
@@ -188,7 +190,7 @@ def _table_html(rows: list[dict]) -> str:
         return "<p>No rows.</p>"
     cols = table_columns(rows)
     text_cols = {"machine", "label", "shape", "dtype", "bound", "host_ok", *(c for c, _ in cols if c.startswith("p_"))}
-    head = "".join(f"<th class='{'text' if c in text_cols else ''}'>{_e(h)}</th>" for c, h in cols)
+    head = "".join(f"<th class='{'text' if c in text_cols else ''}' title='{_e(_doc(c))}'>{_e(h)}</th>" for c, h in cols)
     body = "".join(
         "<tr>" + "".join(f"<td class='{'text' if c in text_cols else ''}'>{_e(cell(r, c))}</td>" for c, _ in cols) + "</tr>" for r in rows
     )
@@ -265,21 +267,93 @@ def _figures_html(figs: list[dict]) -> str:
 # The page
 
 
+def _claims_file() -> Path:
+    """experiments/CLAIMS.md of this checkout (the seed claims quoted with their sections)."""
+    return Path(__file__).resolve().parents[2] / "experiments" / "CLAIMS.md"
+
+
+def claim_texts(ids: list[str]) -> list[tuple[str, str]]:
+    """(id, quoted claim) for each claim id, read from experiments/CLAIMS.md ('- **000-2.1** (seed 000, section 2.1): ...');
+    an id the file does not have comes back with an empty text."""
+    try:
+        text = _claims_file().read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    out = []
+    for cid in ids:
+        m = re.search(r"^- \*\*" + re.escape(cid) + r"\*\*\s*(.*(?:\n  .*)*)", text, re.M)
+        out.append((cid, re.sub(r"\s+", " ", m.group(1)).strip() if m else ""))
+    return out
+
+
+def _regen_target(folder: Path) -> str:
+    """The results folder as the reader would type it: relative to the current folder when inside it, without the
+    '.partial' suffix the runner writes into before renaming."""
+    final = folder.with_name(folder.name.removesuffix(".partial"))
+    try:
+        return str(final.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(final)
+
+
+def _figure_html(f: dict) -> str:
+    reading = f.get("reading") or "No reading was recorded for this figure."
+    cite = f.get("cites") or ""
+    cite_html = f" <span class='meta'>See {_e(cite)}.</span>" if cite else ""
+    return (
+        f"<figure id='fig-{_e(Path(f['file']).stem)}'><img alt='{_e(f.get('title', f['file']))}' "
+        f"src='data:image/png;base64,{f['data']}'><figcaption><b>{_e(f.get('title', f['file']))}</b>"
+        f"<span>{_e(reading)}</span>{cite_html}</figcaption></figure>"
+    )
+
+
+def _verdict_lines(exp: dict, rows: list[dict], notes: list[str], desc: str) -> list[tuple[str, str]]:
+    """(css class, text): the headline's verdict columns, the description's checked claims, the host ranking notes."""
+    from gemmsim.report.headline import headline_of
+    from gemmsim.report.tables import verdict_lines
+
+    h = headline_of(exp)
+    out = [("", v) for v in verdict_lines(rows, list(h.verdict) if h else [])]
+    out += [("warn" if "does not hold" in c else "", c) for c in claim_notes(desc, rows)]
+    out += [("", n) for n in notes if n.startswith("host ")]
+    return out
+
+
 def render_html(folder: str | Path) -> str:
     """The whole report page for a results folder (see the module docstring)."""
+    from gemmsim.report.headline import headline_of
+    from gemmsim.report.tables import cell, table_columns
+
     folder = Path(folder)
     exp, payload, machines = check_results_folder(folder)
     rows = payload["rows"]
     figs, fig_problems = _figures(folder)
     name = exp.get("name") or payload.get("experiment") or folder.name
     desc = str(exp.get("description") or "").strip()
+    h = headline_of(exp)
     sections = seed_sections(desc)
     notes = [str(n) for n in payload.get("notes") or []]
-    claims = claim_notes(desc, rows)
-    note_items = "".join(f"<li>{_e(n)}</li>" for n in notes)
-    note_items += "".join(f"<li class='{'warn' if 'does not hold' in c else ''}'>{_e(c)}</li>" for c in claims)
+    verdict = _verdict_lines(exp, rows, notes, desc)
+    other_notes = [n for n in notes if not n.startswith("host ")]
+    note_items = "".join(f"<li>{_e(n)}</li>" for n in other_notes)
     note_items += "".join(f"<li class='warn'>{_e(p)}</li>" for p in fig_problems)
     machines_used = ", ".join(machines) or "none"
+    lead = [f for f in figs if f.get("headline")] or figs[:1]
+    rest = [f for f in figs if f not in lead]
+    claims = claim_texts(list(h.claims)) if h else []
+    claims_html = "".join(
+        f"<li><b>{_e(cid)}</b> {_e(text) if text else '(not found in experiments/CLAIMS.md)'}</li>" for cid, text in claims
+    )
+    lesson = h.lesson.strip() if h else desc
+    if rows:
+        cols = table_columns(rows, list(h.columns) if h else None)
+        text_cols = {"machine", "label", "shape", "dtype", "bound", "host_ok", *(c for c, _ in cols if c.startswith("p_"))}
+        head = "".join(f"<th class='{'text' if c in text_cols else ''}' title='{_e(_doc(c))}'>{_e(hd)}</th>" for c, hd in cols)
+        body = "".join("<tr>" + "".join(f"<td class='{'text' if c in text_cols else ''}'>{_e(cell(r, c))}</td>" for c, _ in cols) + "</tr>" for r in rows)
+        headline_table = f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    else:
+        headline_table = "<p>No rows.</p>"
+    target = _regen_target(folder)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -290,15 +364,22 @@ def render_html(folder: str | Path) -> str:
 </head>
 <body>
 <h1>{_e(name)}</h1>
-<p class="meta">gemmsim results: {len(rows)} case(s) on {_e(machines_used)}; experiment file {_e(payload.get('source') or '?')}.
-Regenerate this page with <code>python -m gemmsim report {_e(folder.name)}</code>.</p>
-<p class="description">{_e(desc) or 'No description.'}</p>
-{f'<p class="meta">Illustrates {_e("; ".join(sections))}.</p>' if sections else ''}
-<h2>Results</h2>
-{_table_html(rows)}
+<p class="lesson">{_e(lesson) or 'No description.'}</p>
+{f'<p class="meta">Tests these seed claims (quoted in experiments/CLAIMS.md):</p><ul class="claims">{claims_html}</ul>' if claims_html else ''}
+{''.join(_figure_html(f) for f in lead) if lead else '<p>No figures (run with figures enabled, or <code>gemmsim report FOLDER</code> to draw them).</p>'}
+<h2>Verdict</h2>
+{'<ul class="notes">' + ''.join(f"<li class='{c}'>{_e(t)}</li>" for c, t in verdict) + '</ul>' if verdict else '<p>The figure readings above are the verdict: each says what the modelled numbers show.</p>'}
+<h2>Headline numbers</h2>
+{headline_table}
+<details><summary>Full table (the generic columns: hit rates, bytes per level, time, share of peak)</summary>{_table_html(rows)}</details>
 {_all_columns_html(rows)}
-<h2>Figures</h2>
-{_figures_html(figs)}
+{('<h2>More figures</h2>' + ''.join(_figure_html(f) for f in rest)) if rest else ''}
+<h2>About this experiment</h2>
+<p class="description">{_e(desc) or 'No description.'}</p>
+{f'<p class="meta">Illustrates {_e("; ".join(sections))} (quoted in experiments/CLAIMS.md).</p>' if sections else ''}
+<p class="meta">gemmsim results: {len(rows)} case(s) on {_e(machines_used)}; experiment file {_e(payload.get('source') or '?')}.
+Regenerate this page with <code>python -m gemmsim report {_e(target)}</code>; the column headers are explained by
+<code>python -m gemmsim columns</code> (hover a header for its meaning).</p>
 <h2>Notes</h2>
 {f'<ul class="notes">{note_items}</ul>' if note_items else '<p>No notes for this run.</p>'}
 <h2>Machines</h2>
@@ -306,6 +387,13 @@ Regenerate this page with <code>python -m gemmsim report {_e(folder.name)}</code
 </body>
 </html>
 """
+
+
+def _doc(col: str) -> str:
+    from gemmsim.report import format as fmt
+
+    c = fmt.column(col)
+    return c.doc if c else col
 
 
 def write_html_report(folder: str | Path) -> Path:

@@ -82,42 +82,65 @@ def test_wave_staircase_steps_at_the_wave_size():
         waves = -(-tiles // wave)
         rows.append({"machine": "a100", "kernel": "gemm", "label": "gemm", "tiles": tiles, "waves": waves, "blocks_per_sm": 2, "time_s": 1e-5 * waves})
     d = figures._waves(rows, {"a100": a100})
-    assert d is not None and f"a wave holds {wave} blocks" in d.reading
+    assert d is not None and f"a100 {wave} tiles" in d.reading
     first_step = min(r["tiles"] for r in rows if r["waves"] == 2)
-    assert f"steps up at tiles = {first_step} (2.00x)" in d.reading
+    assert f"from {first_step - 4} to {first_step} tiles takes 2.00x the time" in d.reading
+    # one panel per GPU, and the dotted wave boundaries sit at multiples of the wave size
+    ax = d.fig.axes[0]
+    xs = sorted({round(line.get_xdata()[0]) for line in ax.get_lines() if line.get_linestyle() == ":"})
+    assert xs == [wave, 2 * wave]
+
+
+def _lane(row):
+    from gemmsim.report.figures.gpu import _lane_addresses, _lane_panel
+    from matplotlib.figure import Figure
+
+    m = load_machine("a100")
+    addrs, width = _lane_addresses(row)
+    return _lane_panel(Figure().add_subplot(), row, m, addrs, width, "x")
 
 
 @pytest.mark.parametrize("stride,wavefronts", [(1, 1), (2, 2), (32, 32), (33, 1)])
-def test_bank_diagram_reads_the_wavefronts_of_a_stride(stride, wavefronts):
+def test_lane_diagram_reads_the_wavefronts_of_a_stride(stride, wavefronts):
     # 4-byte words, 32 banks: lane l hits bank (l * stride) % 32; stride 33 is the [TILE][TILE+1] padding
-    row = {"machine": "a100", "kernel": "smem_pattern", "label": f"stride {stride}", "p_stride": stride, "p_width": 4}
-    d = figures._banks([row], {"a100": load_machine("a100")})
-    assert f"takes {wavefronts} wavefront(s)" in d.reading
+    wf, worst, banks = _lane({"machine": "a100", "kernel": "smem_pattern", "p_stride": stride, "p_width": 4})
     busy = len({(lane * stride) % 32 for lane in range(32)})
-    assert f"touch {busy} of 32 banks" in d.reading
+    assert (wf, banks, worst) == (wavefronts, busy, 32 // busy)
 
 
-@pytest.mark.parametrize("pad,wavefronts", [(0, 32), (1, 1)])
-def test_bank_diagram_of_a_transposed_tile_column(pad, wavefronts):
+def test_padding_figure_draws_32_32_beside_32_33():
     # lane l reads float tile[l][0] of float tile[32][32 + pad]: word 32*l (bank 0 for all) or 33*l (bank l)
-    row = {"machine": "a100", "kernel": "smem_pattern", "label": f"pad {pad}", "p_transpose_tile": 32, "p_pad": pad}
-    d = figures._banks([row], {"a100": load_machine("a100")})
-    assert f"takes {wavefronts} wavefront(s)" in d.reading and f"touch {32 if pad else 1} of 32 banks" in d.reading
+    rows = [{"machine": "a100", "kernel": "smem_pattern", "label": f"pad {pad}", "p_transpose_tile": 32, "p_pad": pad} for pad in (0, 1)]
+    d = figures._banks_padding(rows, {"a100": load_machine("a100")})
+    assert d is not None and len([a for a in d.fig.axes if a.get_visible()]) == 2
+    assert "land in 1 bank(s), the busiest holding 32 words: 32 wavefronts" in d.reading
+    assert "they land in 32 banks: 1 wavefront" in d.reading
 
 
-def test_bank_diagram_of_8_byte_accesses_counts_half_warp_phases():
-    row = {"machine": "a100", "kernel": "smem_pattern", "label": "8 B", "p_stride": 1, "p_width": 8}
-    d = figures._banks([row], {"a100": load_machine("a100")})
-    assert "2 phases" in d.reading and "takes 2 wavefront(s)" in d.reading and "the ideal for 8-byte accesses" in d.reading
+def test_lane_diagram_of_8_byte_accesses_counts_half_warp_phases():
+    wf, worst, banks = _lane({"machine": "a100", "kernel": "smem_pattern", "p_stride": 1, "p_width": 8})
+    assert (wf, worst, banks) == (2, 1, 32)  # two phases of 16 lanes, each 16 x 2 words over all 32 banks
 
 
-def test_systolic_utilization_against_size():
+def test_banks_bar_chart_marks_conflicts_against_the_ideal():
+    rows = [{"machine": "a100", "kernel": "smem_pattern", "label": f"s{s}", "p_stride": s, "p_width": 4, "wavefronts": w, "ideal_wavefronts": 1}
+            for s, w in ((1, 1), (2, 2), (32, 32))]
+    d = figures._banks(rows, {"a100": load_machine("a100")})
+    assert "2 of 3 patterns take more wavefronts than their ideal; the worst, s32, takes 32." in d.reading
+
+
+def test_systolic_utilization_against_one_varied_dimension():
     rows = [
         {"machine": "tpu_v1", "kernel": "gemm", "label": "ws", "M": n, "N": n, "K": n, "utilization": min(1.0, n / 256) ** 2, "time_s": 1.0}
         for n in (16, 64, 256, 1024)
     ]
+    # a decode series: M varies, N = K fixed; a lone odd shape joins no series
+    rows += [{"machine": "tpu_v1", "kernel": "gemm", "label": "ws", "M": m, "N": 4096, "K": 4096, "utilization": m / 256, "time_s": 1.0} for m in (1, 8)]
+    rows.append({"machine": "tpu_v1", "kernel": "gemm", "label": "ws", "M": 3, "N": 5, "K": 7, "utilization": 0.5, "time_s": 1.0})
     d = figures._systolic(rows, {})
-    assert d is not None and "0.4 % at 16x16x16" in d.reading and "100.0 % at 1024x1024x1024" in d.reading
+    assert d is not None and "from 0.391 % at n = 16 to 100 % at n = 1024" in d.reading
+    titles = sorted(a.get_xlabel() for a in d.fig.axes if a.get_visible())
+    assert titles == ["M (N = 4096, K = 4096)", "n (M = N = K)"]
 
 
 def test_a_failing_figure_is_recorded_not_raised(monkeypatch, lab_rows):

@@ -32,15 +32,55 @@ BANKS_MAX_ROWS = 8
 
 
 _SECTION = {
-    "hit_rates": "seed 000 sections 2-3.1: a cache line brings its neighbours; a walk along a row uses them, a walk down a column of a row-major matrix wastes them",
-    "bytes": "seed 000 section 8: the traffic Q that sets the arithmetic intensity W/Q",
-    "time": "seed 000 section 9: which ceiling a kernel hits decides what would speed it up",
-    "heatmap": "seed 000 sections 3 and 3.1 (the 8x8 lab): which elements keep coming back from memory",
-    "roofline": "seed 000 section 9 (the roofline: ridge point = peak / bandwidth)",
-    "waves": "seed 001, wave quantization: a partial last wave costs as much as a full one",
-    "banks": "seed 000 section 10 and seed 001: 32 banks of 4 bytes; lanes that hit one bank at different words wait for each other",
-    "systolic": "seed 001, systolic arrays: a small matrix leaves most of the array multiplying zeros",
+    "hit_rates": "experiments/CLAIMS.md 000-2: a cache line brings its neighbours; a walk along a row uses them, a walk down a column wastes them",
+    "bytes": "experiments/CLAIMS.md 000-8: the traffic Q that sets the arithmetic intensity W/Q",
+    "time": "experiments/CLAIMS.md 000-9: which ceiling a kernel hits decides what would speed it up",
+    "heatmap": "experiments/CLAIMS.md 000-3 (the 8x8 lab): which elements keep coming back from memory",
+    "roofline": "experiments/CLAIMS.md 000-9 (the roofline: ridge point = peak / bandwidth)",
+    "waves": "experiments/CLAIMS.md 001-waves: a partial last wave costs as much as a full one",
+    "banks": "experiments/CLAIMS.md 000-10: 32 banks of 4 bytes; lanes that hit one bank at different words wait for each other",
+    "systolic": "experiments/CLAIMS.md 001-systolic: a small matrix leaves most of the array multiplying zeros",
+    "sectors": "experiments/CLAIMS.md 000-10: a warp's loads are served in 32-byte sectors",
+    "raster": "experiments/CLAIMS.md 001-raster: the truth lies between no reuse and perfect reuse, set by the L2 and the launch order",
+    "blocking": "experiments/CLAIMS.md 000-4: the working set s(BM*BK + BK*BN + BM*BN) against each cache level",
 }
+
+#: Most lines one panel draws; a figure with more is split into panels (LINE_BUDGET is what the tests check).
+LINE_BUDGET = 8
+
+#: Eight colours that stay apart (Okabe-Ito, colour-blind safe) and markers to go with them.
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def style(i: int) -> dict:
+    """Colour and marker of the i-th line of a panel (distinct for the first LINE_BUDGET lines)."""
+    return {"color": COLORS[i % len(COLORS)], "marker": MARKERS[(i // len(COLORS) + i) % len(MARKERS)]}
+
+
+def panel_axes(fig: Figure, n: int, cols: int = 2, sharey: bool = False) -> list:
+    """``n`` axes in a grid of at most ``cols`` columns."""
+    cols = max(1, min(cols, n))
+    rows = -(-n // cols)
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=sharey).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return list(axes[:n])
+
+
+def sentences(text: str, n: int = 3) -> str:
+    """The first ``n`` sentences of ``text`` (readings stay short)."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z(])", text.strip())
+    return " ".join(parts[:n])
+
+
+def eng_axis(ax, which: str, unit: str) -> None:
+    """Engineering tick labels with a unit on an axis ('x' or 'y'): 1 MB, 10 us."""
+    from matplotlib.ticker import EngFormatter
+
+    fmtr = EngFormatter(unit=unit, places=0, sep=" ")
+    (ax.xaxis if which == "x" else ax.yaxis).set_major_formatter(fmtr)
+
 
 
 @dataclass
@@ -54,6 +94,7 @@ class Drawn:
     fig: Figure | None
     reading: str
     error: str | None = None
+    headline: bool = False  # one of the figures the experiment's headline names (report.html shows them first)
 
 
 def _finite(v) -> bool:
@@ -137,3 +178,33 @@ def _levels(rs: list[dict], suffix: str) -> list[str]:
 
 def _slug(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]+", "_", Path(s).stem) or "machine"
+
+
+def format_axis(ax, which: str, col: str, values=None) -> None:
+    """Label an axis for a result column through the shared formatter: engineering ticks with the unit for times,
+    bytes and rates ('10 us', '1 MB'), plain numbers on log axes, and the data's own values as ticks when they are few."""
+    from matplotlib.ticker import EngFormatter, FuncFormatter, NullFormatter
+
+    from gemmsim.report import format as fmt
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    c = fmt.column(col)
+    kind = c.kind if c else ""
+    unit = {"time": "s", "bytes": "B", "flop_rate": "FLOP/s", "tflop_rate": "FLOP/s"}.get(kind)
+    label = fmt.axis_label(col)
+    scale = ax.get_xscale() if which == "x" else ax.get_yscale()
+    if unit:
+        axis.set_major_formatter(EngFormatter(unit=unit, places=0, sep=" "))
+        lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
+        few = scale == "log" and lo > 0 and hi / lo < 30  # less than ~1.5 decades: label the minor ticks too
+        axis.set_minor_formatter(EngFormatter(unit=unit, places=0, sep=" ") if few else NullFormatter())
+        if few:
+            axis.set_tick_params(which="minor", labelsize=7)
+        label = label.replace(f" ({unit})", "")
+    elif scale == "log":
+        axis.set_major_formatter(FuncFormatter(lambda v, _: fmt.number(v)))
+        axis.set_minor_formatter(NullFormatter())
+        vals = sorted({float(v) for v in values or [] if _finite(v) and v > 0})
+        if 1 < len(vals) <= 12:
+            (ax.set_xticks if which == "x" else ax.set_yticks)(vals)
+    (ax.set_xlabel if which == "x" else ax.set_ylabel)(label)

@@ -251,3 +251,80 @@ def _heatmap_readings(maps: list, name, line_bytes: int) -> list[str]:
             s += f"; {other:,} misses fall outside A, B and C (packing buffers)"
         out.append(s + ".")
     return out
+
+
+def _blocking(rows: list[dict], machines: dict) -> Drawn | None:
+    """Bytes moved below each cache level against the blocked working set, one panel per machine and dtype, with
+    each cache's capacity marked: traffic below a level falls while the working set fits it."""
+    from gemmsim.report import format as fmt
+    from gemmsim.report.figures.common import format_axis, panel_axes, style
+
+    rs = [r for r in rows if _finite(r.get("working_set_bytes")) and _levels([r], "_traffic_bytes")]
+    if len({r["working_set_bytes"] for r in rs}) < 3:
+        return None
+    panels: dict[tuple, list[dict]] = {}
+    for r in rs:
+        panels.setdefault((r["machine"], r.get("dtype"), r.get("M"), r.get("N"), r.get("K")), []).append(r)
+    n = len(panels)
+    fig = Figure(figsize=(7 if n == 1 else 12, 4.3 * (-(-n // 2))), layout="constrained")
+    axes = panel_axes(fig, n, 2)
+    reading = []
+    for ax, ((m, dt, M, N, K), prs) in zip(axes, panels.items()):
+        prs.sort(key=lambda r: r["working_set_bytes"])
+        levels = _levels(prs, "_traffic_bytes")
+        below = levels[1:] + ["DRAM"]
+        ws = [r["working_set_bytes"] for r in prs]
+        for i, (lv, nxt) in enumerate(zip(levels, below)):
+            ax.plot(ws, [r[f"{lv}_traffic_bytes"] for r in prs], lw=1.6, ms=5, label=f"{lv} <-> {nxt}", **style(i))
+        machine = machines.get(m)
+        top = ax.get_ylim()
+        lo_x, hi_x = min(ws) / 2, max(ws) * 2
+        off = []
+        for c in getattr(machine, "caches", []) or []:
+            if lo_x <= c.size <= hi_x * 4:
+                ax.axvline(c.size, color="0.5", ls="--", lw=1)
+                ax.text(c.size, 0.98, f"{c.name} {_kib(c.size)} ", rotation=90, va="top", ha="right", fontsize=8, color="0.3",
+                        transform=ax.get_xaxis_transform())
+                hi_x = max(hi_x, c.size * 1.5)
+            else:
+                off.append(f"{c.name} {_kib(c.size)}")
+        if off:
+            ax.text(0.99, 0.02, "off the axis: " + ", ".join(off), transform=ax.transAxes, ha="right", va="bottom", fontsize=7, color="0.3")
+        ax.set_ylim(*top)
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(lo_x, hi_x)
+        ax.set_yscale("log")
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _kib(int(round(v)))))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("block working set s(BM*BK + BK*BN + BM*BN)")
+        format_axis(ax, "y", "dram_bytes")
+        ax.set_ylabel("bytes moved below the level")
+        ax.set_title(f"{m} {dt} {M}x{N}x{K}", fontsize=10)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7, loc="upper left", title="dashed: cache sizes", title_fontsize=7)
+        d = [r["dram_bytes"] for r in prs if _finite(r.get("dram_bytes"))]
+        if d and len(reading) < 2:
+            if max(d) <= 1.01 * min(d):
+                reading.append(f"On {m} ({dt}) DRAM moves {fmt.nbytes(min(d))} for every block size: A, B and C fit its last cache, so only the levels above change.")
+            else:
+                lo, hi = min(prs, key=lambda r: r["dram_bytes"]), max(prs, key=lambda r: r["dram_bytes"])
+                reading.append(
+                    f"On {m} ({dt}) DRAM traffic runs from {fmt.nbytes(lo['dram_bytes'])} (working set {fmt.nbytes(lo['working_set_bytes'])}) "
+                    f"to {fmt.nbytes(hi['dram_bytes'])} (working set {fmt.nbytes(hi['working_set_bytes'])})."
+                )
+    fig.suptitle("Blocking: traffic below each level against the block's working set", fontsize=11)
+    first = next(iter(panels.values()))
+    l1 = _levels(first, "_traffic_bytes")[0]
+    best = min(first, key=lambda r: r[f"{l1}_traffic_bytes"])
+    reading.insert(0, f"{l1} traffic is lowest at a working set of {fmt.nbytes(best['working_set_bytes'])} on {best['machine']} ({best.get('dtype')}).")
+    return Drawn("blocking", "Traffic below each level against the working set", fig, " ".join(reading[:3]) + f" ({_SECTION['blocking']}.)")
+
+
+def _kib(n: int) -> str:
+    """A cache size in binary units as machine files write it: 32768 -> '32 KiB'."""
+    for unit, f in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= f:
+            return f"{n / f:g} {unit}"
+    return f"{n} B"

@@ -10,9 +10,12 @@ import numpy as np
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
+from gemmsim.report import format as fmt
 from gemmsim.report.figures.common import (
     _SECTION,
+    COLORS,
     Drawn,
+    format_axis,
     _finite,
     _g,
     _labeler,
@@ -30,85 +33,56 @@ def time_figure(rows: list[dict]) -> Figure | None:
     return d.fig if d else None
 
 
+#: Most cases one panel of the modelled-time figure lists (the rest are named in its reading).
+TIME_MAX_CASES = 40
+
+
 def _time(rows: list[dict]) -> Drawn | None:
+    """Modelled time per case as horizontal bars (log scale), one panel per machine, the bound written beside each bar."""
     rs = [r for r in rows if _finite(r.get("time_s")) and r["time_s"] > 0]
     if not rs:
         return None
     name = _labeler(rs)
-    keys = list(dict.fromkeys(name(r, "\n") for r in rs))
     machines = _machines_of(rs)
-    width = 0.8 / len(machines)
-    fig = Figure(figsize=(max(6, 0.9 * len(keys) * max(1, len(machines) / 2) + 2), 4.2), layout="constrained")
-    ax = fig.add_subplot()
-    for j, m in enumerate(machines):
-        first = True
-        for i, key in enumerate(keys):
-            match = [r for r in rs if r["machine"] == m and name(r, "\n") == key]
-            if not match:
-                continue
-            x = i + (j - (len(machines) - 1) / 2) * width
-            t = match[0]["time_s"]
-            ax.bar(x, t, width, color=f"C{j}", label=m if first else None)
-            first = False
-            ax.text(x, t, str(match[0].get("bound", "")), rotation=90, fontsize=6, ha="center", va="bottom")
-    ax.set_yscale("log")
+    per = {m: [r for r in rs if r["machine"] == m][:TIME_MAX_CASES] for m in machines}
+    heights = [0.26 * len(v) + 1.0 for v in per.values()]
+    fig = Figure(figsize=(9, sum(heights) + 0.4), layout="constrained")
+    axes = fig.subplots(len(machines), 1, squeeze=False, height_ratios=heights)[:, 0]
+    bounds = sorted({str(r.get("bound")) for r in rs})
+    colour = {b: COLORS[i % len(COLORS)] for i, b in enumerate(bounds)}
     lo, hi = min(r["time_s"] for r in rs), max(r["time_s"] for r in rs)
-    ax.set_ylim(lo / 2, hi * 6)  # room above the tallest bar for its bound
-    ax.set_xticks(range(len(keys)), keys, fontsize=8)
-    ax.set_ylabel("modelled time (s)")
-    ax.set_title("Modelled time (label: the bound that dominates)")
-    ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3, which="both")
+    for ax, (m, ms) in zip(axes, per.items()):
+        ys = list(range(len(ms)))[::-1]
+        ax.barh(ys, [r["time_s"] for r in ms], height=0.7, color=[colour[str(r.get("bound"))] for r in ms])
+        for y, r in zip(ys, ms):
+            ax.text(r["time_s"] * 1.08, y, f"{fmt.seconds(r['time_s'])}, {r.get('bound', '?')}", va="center", fontsize=7)
+        ax.set_yticks(ys, [name(r) for r in ms], fontsize=8)
+        ax.set_xscale("log")
+        ax.set_xlim(lo / 2, hi * 30)
+        format_axis(ax, "x", "time_s")
+        ax.set_title(m, fontsize=10)
+        ax.grid(axis="x", alpha=0.3, which="both")
+        for b in bounds:
+            if any(str(r.get("bound")) == b for r in ms):
+                ax.barh([], [], color=colour[b], label=f"{b} bound")
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle("Modelled time per case (colour: the bound that sets it)", fontsize=11)
     reading = []
-    for m in machines:
+    for m in machines[:2]:
         ms = [r for r in rs if r["machine"] == m]
-        groups: dict[tuple, list[dict]] = {}
-        for r in ms:
-            groups.setdefault((r.get("M"), r.get("N"), r.get("K"), r.get("dtype")), []).append(r)
-        if len(groups) > 1 and all(len(g) == 1 for g in groups.values()):
-            # one case per shape: the shapes, not the kernels, differ
-            fast = min(ms, key=lambda r: r["time_s"])
-            slow = max(ms, key=lambda r: r["time_s"])
+        fast, slow = min(ms, key=lambda r: r["time_s"]), max(ms, key=lambda r: r["time_s"])
+        if slow["time_s"] <= 1.005 * fast["time_s"]:
+            reading.append(f"On {m} all {len(ms)} cases take {fmt.seconds(fast['time_s'])} ({fast.get('bound', '?')} bound): the model cannot tell them apart at this size.")
+        else:
             reading.append(
-                f"On {m}, times run from {_seconds(fast['time_s'])} ({name(fast)}, {fast.get('bound', '?')} bound) "
-                f"to {_seconds(slow['time_s'])} ({name(slow)}, {slow.get('bound', '?')} bound)."
+                f"On {m}, {name(fast)} is fastest ({fmt.seconds(fast['time_s'])}, {fast.get('bound', '?')} bound) and {name(slow)} "
+                f"slowest ({fmt.seconds(slow['time_s'])}, {slow.get('bound', '?')} bound), {slow['time_s'] / fast['time_s']:.3g}x apart."
             )
-            groups = {}
-        for (M, N, K, dt), g in groups.items():
-            shape = f" at {M}x{N}x{K} {dt}" if len(groups) > 1 and M is not None else ""
-            fast = min(g, key=lambda r: r["time_s"])
-            slow = max(g, key=lambda r: r["time_s"])
-            if slow["time_s"] <= 1.005 * fast["time_s"]:
-                who = name(fast) if len(g) == 1 else f"all {len(g)} cases"
-                reading.append(f"On {m}{shape}, {who} take{'s' if len(g) == 1 else ''} {_seconds(fast['time_s'])} ({fast.get('bound', '?')} bound).")
-                continue
-            reading.append(
-                f"On {m}{shape}, {name(fast)} is fastest ({_seconds(fast['time_s'])}, {fast.get('bound', '?')} bound) and "
-                f"{name(slow)} slowest ({_seconds(slow['time_s'])}, {slow.get('bound', '?')} bound), {slow['time_s'] / fast['time_s']:.1f}x apart."
-            )
-        bounds: dict[str, int] = {}
-        for r in ms:
-            bounds[str(r.get("bound"))] = bounds.get(str(r.get("bound")), 0) + 1
-        top = max(bounds, key=bounds.get)
-        reading.append(f"The {top} bound dominates {bounds[top]} of the {len(ms)} cases on {m}.")
-    if len(machines) > 1:
-        # the same case on several machines: which runs it fastest
-        by_case: dict[str, list[dict]] = {}
-        for r in rs:
-            by_case.setdefault(name(r), []).append(r)
-        shared = [(k, v) for k, v in by_case.items() if len(v) > 1]
-        for k, v in shared[:4]:
-            fast = min(v, key=lambda r: r["time_s"])
-            slow = max(v, key=lambda r: r["time_s"])
-            if slow["time_s"] > 1.005 * fast["time_s"]:
-                reading.append(
-                    f"{k} runs fastest on {fast['machine']} ({_seconds(fast['time_s'])}) and slowest on {slow['machine']} "
-                    f"({_seconds(slow['time_s'])}), {slow['time_s'] / fast['time_s']:.0f}x apart."
-                )
-        if len(shared) > 4:
-            reading.append(f"({len(shared) - 4} more cases run on several machines.)")
-    reading.append(f"This is {_SECTION['time']}.")
-    return Drawn("modelled_time", "Modelled time and the bound that dominates", fig, " ".join(reading))
+    left = sum(max(0, len([r for r in rs if r["machine"] == m]) - TIME_MAX_CASES) for m in machines)
+    if left:
+        reading.append(f"{left} more cases are in the table, not drawn.")
+    reading.append(f"({_SECTION['time']}.)")
+    return Drawn("modelled_time", "Modelled time and the bound that sets it", fig, " ".join(reading))
 
 
 def _roofs(machine, dtype: str, threads: int) -> list[tuple[str, float]]:
