@@ -104,6 +104,16 @@ SMALL_WAYS = 16
 WIDE_WAYS = 32
 
 
+def _no_tlb() -> tuple:
+    none = np.zeros(1, dtype=np.int64)
+    return (False, none, none, none, np.zeros((1, 2), dtype=np.int64), none, 1, 1, 12)
+
+
+#: The ``tl`` argument of ``_run_small`` for a level without a TLB beside it (the TLB part is skipped).
+NO_TLB = _no_tlb()
+_NO_TLB_OUT = np.zeros(2, dtype=np.uint64)
+
+
 def as_words(chunk: np.ndarray) -> np.ndarray:
     """A chunk of ACCESS records seen as flat uint64 words, two per record (copied only if not contiguous)."""
     return np.ascontiguousarray(chunk).view(np.uint64)
@@ -124,9 +134,16 @@ def _xorshift(x):
 
 
 @njit(cache=True, nogil=True)
-def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out):
+def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
+               tl, tout, wt):  # fmt: skip
     """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
-    written); it stops before the first access that spans lines (the caller splits those, see ``split_lines``).
+    written, TLB records written); it stops before the first access that spans lines (the caller splits those,
+    see ``split_lines``).
+
+    ``tl`` = (used, tags, stamps, mru, cnt, st, sets, ways, shift) of a one-copy TLB (``gemmsim.models.tlb``)
+    whose pages are no smaller than the lines: when ``used``, every access is also looked up there in the same
+    pass (what ``_tlb_run`` does; an access within one line is within one page), its misses written into
+    ``tout`` from record ``wt`` on. Levels below L1 pass ``NO_TLB``.
 
     ``inp`` and ``out`` are records as flat uint64 words (two per record, see ``as_words``); ``out`` has room for
     two records per access. Per set: ``tags[set*ways + way]`` (line number, -1 when invalid) and ``dirty``;
@@ -155,6 +172,12 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     w = 0
     run_ln = np.int64(-1)  # the line the previous access left cached (-1: none), and its slot in tags
     run_at = np.int64(0)
+    used, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift = tl
+    tpow2 = (tsets & (tsets - 1)) == 0
+    tmask = tsets - 1
+    tclock = tst[0]
+    thits = 0
+    tmisses = 0
     for i in range(start, n):
         a = np.int64(inp[2 * i])
         meta = inp[2 * i + 1]
@@ -170,9 +193,45 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
             cnt[0, 3] += sm
             cnt[0, 4] += wb
             cnt[0, 5] += ev
-            return i, w
+            if used:
+                tst[0] = tclock
+                tcnt[0, 0] += thits
+                tcnt[0, 1] += tmisses
+            return i, w, wt
         store = kind != 0
         core_word = meta & np.uint64(0xFF0000000000)
+        if used:
+            # The TLB lookup of gemmsim.models.tlb._tlb_run, for one copy and an access within one page.
+            pg = a >> tshift
+            tclock += 1
+            ts = (pg & tmask) if tpow2 else (pg % tsets)
+            tb = ts * tways
+            if ttags[tb + tmru[ts]] == pg:
+                thits += 1
+            else:
+                th = -1
+                for k in range(tways):
+                    if ttags[tb + k] == pg:
+                        th = k
+                        break
+                if th >= 0:
+                    tstamps[tb + th] = tclock
+                    tmru[ts] = th
+                    thits += 1
+                else:
+                    tmisses += 1
+                    v = 0
+                    best = tstamps[tb]
+                    for k in range(1, tways):
+                        if tstamps[tb + k] < best:
+                            best = tstamps[tb + k]
+                            v = k
+                    ttags[tb + v] = pg
+                    tstamps[tb + v] = tclock
+                    tmru[ts] = v
+                    tout[2 * wt] = inp[2 * i]
+                    tout[2 * wt + 1] = meta | np.uint64(1) if (meta & _M32) == 0 else meta
+                    wt += 1
         if ln == run_ln:
             # A run of accesses to one line: the previous access hit or filled it, so it is cached and already
             # the most recent (LRU) and a hit changes no order (any policy); only the counts and the dirty bit
@@ -289,7 +348,11 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     cnt[0, 3] += sm
     cnt[0, 4] += wb
     cnt[0, 5] += ev
-    return n, w
+    if used:
+        tst[0] = tclock
+        tcnt[0, 0] += thits
+        tcnt[0, 1] += tmisses
+    return n, w, wt
 
 
 @njit(cache=True, nogil=True)
@@ -962,10 +1025,12 @@ class Cache:
         """Run the kernel that fits this level over ``n`` records; (next record, records written)."""
         policy = _POLICY_CODE[self.policy]
         if self._small:
-            return _run_small(
+            pos, w, _ = _run_small(
                 words, 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
                 self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, out,
+                NO_TLB, _NO_TLB_OUT, 0,
             )  # fmt: skip
+            return pos, w
         if self._wide:
             return _run_wide(
                 words, 0, n, self._tags, self._dirty, self._fpw, self._stamps, self._mru, self._cnt, self._st,

@@ -89,34 +89,30 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
     ``l1`` = (tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate) of a
     ``_run_small`` cache; ``tl`` = (used, tags, stamps, mru, cnt, st, sets, ways, shift) of a one-copy TLB.
     L1's records are written into ``out`` from record ``w`` on, the TLB's misses into ``tout`` from ``wt``;
-    returns the new (w, wt). An access that spans lines (pages) is cut into one access per line (page) here, one
+    returns the new (w, wt). With pages no smaller than lines, the TLB lookups run inside L1's pass; otherwise
+    in a pass of their own. An access that spans lines (pages) is cut into one access per line (page) here, one
     piece at a time through ``scratch`` (two words), exactly as ``split_lines`` cuts it for the chunked path.
     """
     used, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift = tl
-    if used:
+    off = (False, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift)
+    tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate = l1
+    together = used and tshift >= shift
+    if used and not together:
         pos = 0
         while pos < n:
             pos, k = _tlb_run(words, pos, n, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
             wt += k
             if pos < n:
-                a = np.int64(words[2 * pos])
-                meta = words[2 * pos + 1]
-                end = a + max(np.int64(meta & _M32), 1)
-                while a < end:
-                    size = _piece_size(a, end, tshift)
-                    scratch[0] = np.uint64(a)
-                    scratch[1] = (meta & ~_M32) | np.uint64(size)
-                    _, k = _tlb_run(scratch, 0, 1, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
-                    wt += k
-                    a += size
+                wt = _tlb_pieces(words, pos, tl, tout, wt, scratch)
                 pos += 1
-    tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate = l1
     pos = 0
     while pos < n:
-        pos, k = _run_small(words, pos, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
-                            write_allocate, out[2 * w :])  # fmt: skip
+        pos, k, wt = _run_small(words, pos, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                                write_allocate, out[2 * w :], tl if together else off, tout, wt)  # fmt: skip
         w += k
         if pos < n:
+            if together:
+                wt = _tlb_pieces(words, pos, tl, tout, wt, scratch)
             a = np.int64(words[2 * pos])
             meta = words[2 * pos + 1]
             end = a + max(np.int64(meta & _M32), 1)
@@ -124,12 +120,31 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
                 size = _piece_size(a, end, shift)
                 scratch[0] = np.uint64(a)
                 scratch[1] = (meta & ~_M32) | np.uint64(size)
-                _, k = _run_small(scratch, 0, 1, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy,
-                                  write_back, write_allocate, out[2 * w :])  # fmt: skip
+                _, k, _ = _run_small(scratch, 0, 1, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy,
+                                     write_back, write_allocate, out[2 * w :], off, tout, wt)  # fmt: skip
                 w += k
                 a += size
             pos += 1
     return w, wt
+
+
+@njit(cache=True, nogil=True)
+def _tlb_pieces(words, pos, tl, tout, wt, scratch):
+    """Look up record ``pos`` in the TLB one page at a time (it spans pages); returns the new ``wt``."""
+    used, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift = tl
+    a = np.int64(words[2 * pos])
+    meta = words[2 * pos + 1]
+    if (meta >> np.uint64(32)) & np.uint64(0xFF) == 2:
+        return wt
+    end = a + max(np.int64(meta & _M32), 1)
+    while a < end:
+        size = _piece_size(a, end, tshift)
+        scratch[0] = np.uint64(a)
+        scratch[1] = (meta & ~_M32) | np.uint64(size)
+        _, k = _tlb_run(scratch, 0, 1, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
+        wt += k
+        a += size
+    return wt
 
 
 class Hierarchy:
