@@ -62,6 +62,15 @@ class LayoutSpec(Strict):
     base: int = Field(0, ge=0, description="Address of A's first byte.")
     trans_a: bool = Field(False, description="op(A) = A^T: A is stored K x M (in `order`), so the kernel reads it with swapped strides.")
     trans_b: bool = Field(False, description="op(B) = B^T: B is stored N x K (in `order`), so the kernel reads it with swapped strides.")
+    alpha: float = Field(1.0, description="C = alpha op(A) op(B) + beta C: a multiply in registers, no data moved (recorded).")
+    beta: float | None = Field(
+        None, description="None: what the kernel does (CPU kernels accumulate, beta = 1; GPU kernels overwrite, beta = 0); "
+        "0 drops the read of C, any other value reads C once (gemmsim.kernels.contract).",
+    )
+    epilogue: Literal["none", "bias_relu", "bias_relu_separate"] = Field(
+        "none", description="bias + ReLU after the product: fused into the kernel's end (only the bias is read) or as a "
+        "separate pass (C read and written again).",
+    )
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import numpy as np
 from gemmsim.analytic.bounds import cpu_bound_columns
 from gemmsim.analytic.layouts import column_walk_columns
 from gemmsim.errors import KernelError
+from gemmsim.kernels.contract import cpu_contract, epilogue_chunks
 from gemmsim.kernels.base import CPUKernel
 from gemmsim.models.hierarchy import Hierarchy
 from gemmsim.sim.fused import run_trace
@@ -79,7 +80,9 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
     lay = Layout.build(M, N, K, dtype, spec)
     threads = k.threads(p)
     h = Hierarchy.from_machine(machine, cores=threads)
-    run_trace(h, k.trace(lay, p, machine))  # generate and simulate in one compiled pass where possible
+    run_trace(h, cpu_contract(k.trace(lay, p, machine), lay, spec.beta))  # generate and simulate in one compiled pass where possible
+    for chunk in epilogue_chunks(lay, spec.epilogue):  # bias + ReLU after the product (gemmsim.kernels.contract)
+        h.feed(chunk)
     counters = h.counters()
     flops = 2.0 * M * N * K
     row = level_columns(counters)

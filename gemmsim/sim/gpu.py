@@ -29,6 +29,7 @@ from gemmsim.timing import gpu as gt
 from gemmsim.analytic.bounds import gpu_bound_columns
 from gemmsim.analytic.layouts import alignment_columns
 from gemmsim.errors import KernelError
+from gemmsim.kernels.contract import gpu_contract, gpu_epilogue_pass
 from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
 from gemmsim.kernels.gpu import SPACE_SHARED, GPUKernelSpec, TensorCoreSpec
 from gemmsim.kernels.hopper import HopperSpec
@@ -361,7 +362,9 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     spec = kernel.spec(params, case.dtype, m, M=case.M)
     M, N, K = case.M, case.N, case.K
     occ = occupancy(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
-    layout = Layout.build(M, N, K, case.dtype, LayoutSpec(**(case.layout or {})))
+    contract = LayoutSpec(**(case.layout or {}))
+    layout = Layout.build(M, N, K, case.dtype, contract)
+    spec = gpu_contract(spec, layout, contract.beta, contract.epilogue)  # beta != 0 reads C; fused bias epilogue
     l1_bytes = m.l1_size(l1_carveout(m, occ))
     mem = simulate_memory(m, spec, layout, occ.blocks_per_sm, l1_bytes, max_blocks=params.max_blocks).counters
 
@@ -450,11 +453,26 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
         row.update(cluster=f"{spec.cluster_m}x{spec.cluster_n}", schedule=spec.schedule, persistent=spec.persistent)
     if case.kernel == "seed003_cutlass":
         row.update(_seed003_columns(m, spec, occ, tflops))
+    if contract.epilogue == "bias_relu_separate":  # the unfused epilogue: its own launch, C read and written again
+        row.update(_separate_epilogue(m, M, N, layout, row))
     # tile quantization in threads and outputs, alignment of the rows, and the Hong-Kung floor (issue 15)
     row.update(threads_launched=grid * spec.threads, tile_outputs_useful=M * N, tile_outputs_padded=grid * spec.BM * spec.BN)
     row.update(alignment_columns(layout, m.l2.sector_bytes))
     row.update(gpu_bound_columns(m, M, N, K, case.dtype, mem["dram_bytes"], mem["l2_bytes"]))
     return row
+
+
+def _separate_epilogue(m: GPUMachine, M: int, N: int, layout: Layout, row: dict) -> dict:
+    """Columns after adding the separate bias + ReLU launch (memory model; time = its bytes at DRAM / L2 bandwidth)."""
+    spec, lay = gpu_epilogue_pass(M, N, layout)
+    occ = occupancy(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
+    c = simulate_memory(m, spec, lay, occ.blocks_per_sm).counters
+    t = max(c["dram_bytes"] / (m.dram.bandwidth_gbps * 1e9), c["l2_bytes"] / (m.l2.bandwidth_gbps * 1e9))
+    dram = row["dram_bytes"] + c["dram_bytes"]
+    time_s = row["time_s"] + t
+    return {"epilogue_dram_bytes": c["dram_bytes"], "epilogue_time_s": t, "dram_bytes": dram, "time_s": time_s,
+            "intensity_flop_per_byte": row["flops"] / dram, "gflops": row["flops"] / time_s / 1e9,
+            "tflops": row["flops"] / time_s / 1e12, "peak_fraction": row["peak_fraction"] * row["time_s"] / time_s}
 
 
 def run_case(machine, case: Case) -> dict:
