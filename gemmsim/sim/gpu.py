@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
 from gemmsim.timing import gpu as gt
+from gemmsim.timing.sol import sol_columns
 from gemmsim.analytic.bounds import gpu_bound_columns
 from gemmsim.analytic.layouts import alignment_columns
 from gemmsim.errors import KernelError
@@ -493,7 +494,9 @@ def run_case(machine, case: Case) -> dict:
         return _run_waves(machine, case.kernel, params, case)
     if case.kernel in ATTENTION_KERNELS:
         return sim_attention.run_case(machine, case)
-    return _run_gemm(machine, case)
+    row = _run_gemm(machine, case)
+    row.update(sol_columns(row, machine))  # Nsight Compute's speed of light, from the same counters
+    return row
 
 
 def simulate_gpu(machine, kernel: str, M: int | None = None, N: int | None = None, K: int | None = None,
