@@ -62,6 +62,7 @@ from gemmsim.report.figures.cpu import (
 )
 from gemmsim.report.figures.gpu import _banks, _banks_padding, _l2_raster, _sectors, _waves
 from gemmsim.report.figures.misses import _misses
+from gemmsim.report.figures.sol import _sol
 from gemmsim.report.figures.host import _modelled_vs_measured
 from gemmsim.report.figures.lines import Plot, _line, _plots, line_figure
 from gemmsim.report.figures.pipeline import _pipeline
@@ -100,6 +101,7 @@ def build_figures(rows: list[dict], exp=None, machines: dict | None = None) -> l
         ("modelled_time", lambda: _time(rows) if any((r.get("flops") or 0) > 0 for r in rows) else None),
         ("misses", lambda: _heatmaps(rows, machines)),
         ("miss_classes", lambda: _misses(rows, machines)),
+        ("speed_of_light", lambda: _sol(rows, machines)),
         ("roofline", lambda: _rooflines(rows, machines)),
         ("waves", lambda: _waves(rows, machines)),
         ("banks", lambda: _banks(rows, machines)),
