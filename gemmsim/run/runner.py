@@ -354,8 +354,47 @@ def kendall_tau(a: list[float], b: list[float]) -> float:
     return sum(_sign(a[i] - a[j]) * _sign(b[i] - b[j]) for i, j in pairs) / len(pairs)
 
 
+#: Model times within this relative distance are a tie (the model's numbers are exact; 1 % is below anything it resolves).
+MODEL_TIE_RTOL = 0.01
+#: Host times without a measured min..max range tie within this relative distance.
+HOST_TIE_RTOL = 0.05
+
+
+def _host_range(r: dict) -> tuple[float, float]:
+    """The host's min..max over its repeats; without them (an older host module), the median +- HOST_TIE_RTOL / 2."""
+    lo, hi = r.get("host_time_min_s"), r.get("host_time_max_s")
+    if finite(lo) and finite(hi):
+        return float(lo), float(hi)
+    t = float(r["host_time_s"])
+    return t * (1 - HOST_TIE_RTOL / 2), t * (1 + HOST_TIE_RTOL / 2)
+
+
+def _model_tie(a: float, b: float) -> bool:
+    return abs(a - b) <= MODEL_TIE_RTOL * max(abs(a), abs(b))
+
+
+def _host_tie(a: dict, b: dict) -> bool:
+    (la, ha), (lb, hb) = _host_range(a), _host_range(b)
+    return ha >= lb and hb >= la
+
+
+def _order(rs: list[dict], key, tie) -> str:
+    """Labels fastest first, '=' between neighbours that tie, '<' where the next is slower."""
+    rs = sorted(rs, key=key)
+    out = str(rs[0]["label"])
+    for a, b in zip(rs, rs[1:]):
+        out += (" = " if tie(a, b) else " < ") + str(b["label"])
+    return out
+
+
 def ranking_notes(rows: list[dict]) -> list[str]:
-    """For each shape and dtype, do model and host rank the kernels the same way? (Kendall's tau)."""
+    """For each shape and dtype: do model and host order the kernels the same way, up to ties?
+
+    A pair of kernels is decided only when the model separates them by more than MODEL_TIE_RTOL and the host's
+    min..max ranges over its repeats do not overlap; the model and the host agree on it when both put the same
+    kernel first. The note gives both orders with '=' for ties, the host's largest spread, and agree / disagree
+    counted over the decided pairs alone (Kendall's tau of the medians stays in ``rank_tau`` for reference).
+    """
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["M"], r["N"], r["K"], r["dtype"]), []).append(r)
@@ -363,19 +402,37 @@ def ranking_notes(rows: list[dict]) -> list[str]:
     for (M, N, K, dt), rs in groups.items():
         if len(rs) < 2:
             continue
-        model = [r["time_s"] for r in rs]
-        host = [r["host_time_s"] for r in rs]
-        tau = kendall_tau(model, host)
-        order_m = [r["label"] for r in sorted(rs, key=lambda r: r["time_s"])]
-        order_h = [r["label"] for r in sorted(rs, key=lambda r: r["host_time_s"])]
-        same = order_m == order_h
+        tau = kendall_tau([r["time_s"] for r in rs], [r["host_time_s"] for r in rs])
         for r in rs:
             r["rank_tau"] = tau
-        notes.append(
-            f"host {M}x{N}x{K} {dt}: model and host rank the kernels "
-            + ("the same way" if same else f"differently (Kendall tau {tau:+.2f})")
-            + f"; model fastest->slowest: {' < '.join(order_m)}; host: {' < '.join(order_h)}"
-        )
+        decided, disagree, ties = 0, [], 0
+        for i in range(len(rs)):
+            for j in range(i + 1, len(rs)):
+                a, b = rs[i], rs[j]
+                if _model_tie(a["time_s"], b["time_s"]) or _host_tie(a, b):
+                    ties += 1
+                    continue
+                decided += 1
+                if (a["time_s"] < b["time_s"]) != (a["host_time_s"] < b["host_time_s"]):
+                    disagree.append(f"{a['label']} vs {b['label']}")
+        spread = max((r["host_time_max_s"] - r["host_time_min_s"]) / r["host_time_s"] for r in rs
+                     if finite(r.get("host_time_max_s")) and finite(r.get("host_time_min_s")) and r["host_time_s"]) if any(
+            finite(r.get("host_time_max_s")) for r in rs) else None
+        model_order = _order(rs, lambda r: r["time_s"], lambda a, b: _model_tie(a["time_s"], b["time_s"]))
+        host_order = _order(rs, lambda r: r["host_time_s"], _host_tie)
+        head = f"host {M}x{N}x{K} {dt}: "
+        if all(_model_tie(rs[0]["time_s"], r["time_s"]) for r in rs):
+            verdict = f"the model gives all {len(rs)} kernels the same time (within {MODEL_TIE_RTOL:.0%}), so there is no ranking to compare"
+        elif not decided:
+            verdict = "every pair is a tie in the model or within the host's spread, so the rankings cannot disagree"
+        elif not disagree:
+            verdict = f"model and host rank the kernels the same way on all {decided} pairs both separate"
+        else:
+            verdict = (f"model and host rank the kernels differently on {len(disagree)} of the {decided} pairs both separate "
+                       f"({', '.join(disagree[:4])}{' ...' if len(disagree) > 4 else ''})")
+        tail = f"; {ties} pair(s) tie" if ties and decided else ""
+        sp = f", repeats spread up to {spread:.0%}" if spread is not None else f", ties within {HOST_TIE_RTOL:.0%}"
+        notes.append(f"{head}{verdict}{tail}. Model fastest first: {model_order}; host (median{sp}): {host_order}")
     return notes
 
 
