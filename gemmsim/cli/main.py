@@ -18,7 +18,7 @@ from gemmsim.cli.common import machine_of_kind, parse_params
 from gemmsim.errors import GemmsimError
 
 #: modules that add their own verbs through ``register(subparsers)``
-PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report", "gemmsim.cli.numerics")
+PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report", "gemmsim.cli.numerics", "gemmsim.cli.columns")
 
 
 def _cmd_run(args) -> int:
