@@ -199,7 +199,7 @@ def v_strassen_time(rows, cfg) -> str:
             pk = by["packed_micro"]
             parts.append(
                 f"{mname} n={n}: packed_micro {pk['time_ms']:.2f} ms ({pk['bound']}), "
-                + ", ".join(f"{k} {by[k]['time_ms']:.2f} ms ({by[k]['bound']}, {by[k]['levels']} levels, DRAM {by[k]['dram_bytes'] / pk['dram_bytes']:.1f}x)"
+                + ", ".join(f"{k} {by[k]['time_ms']:.2f} ms ({by[k]['bound']}, {by[k]['levels']} level{'s' if by[k]['levels'] != 1 else ''}, DRAM {by[k]['dram_bytes'] / pk['dram_bytes']:.1f}x)"
                             for k in ("strassen", "winograd") if k in by)
                 + (f", blocked {by['blocked']['time_ms']:.1f} ms" if "blocked" in by else "")
             )
