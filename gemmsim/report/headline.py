@@ -19,7 +19,7 @@ class Headline(Strict):
     columns: list[str] = Field(min_length=1, description="Result columns the terminal table shows first (after machine, kernel, shape).")
     figures: list[str] = Field(default_factory=list, description="Figure names (file stems, or their prefix) that carry the lesson, shown first.")
     verdict: list[str] = Field(default_factory=list, description="Result columns whose text is a verdict; printed as lines under the table.")
-    claims: list[str] = Field(default_factory=list, description="Claim ids of experiments/CLAIMS.md the experiment tests (e.g. S000-2).")
+    claims: list[str] = Field(default_factory=list, description="Claim ids of experiments/CLAIMS.md the experiment tests (e.g. 000-2.1).")
 
 
 def headline_of(exp) -> Headline | None:
