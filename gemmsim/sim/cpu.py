@@ -13,6 +13,8 @@ import numpy as np
 from gemmsim.analytic.bounds import cpu_bound_columns
 from gemmsim.analytic.layouts import column_walk_columns
 from gemmsim.errors import KernelError
+from gemmsim.sim import pyramid
+from gemmsim.sim.pyramid import KERNELS as PYRAMID_KERNELS
 from gemmsim.kernels.contract import cpu_contract, epilogue_chunks
 from gemmsim.kernels.base import CPUKernel
 from gemmsim.models.hierarchy import Hierarchy
@@ -38,6 +40,7 @@ def cpu_kernels() -> dict[str, CPUKernel]:
 
 CPU_KERNELS = cpu_kernels()
 KERNELS = {name: k.params for name, k in CPU_KERNELS.items()}
+KERNELS.update(PYRAMID_KERNELS)  # the pointer chase of the latency pyramid (gemmsim.sim.pyramid)
 
 
 def level_columns(counters: dict) -> dict:
@@ -156,4 +159,6 @@ def working_set_columns(machine, dtype: str, params) -> dict:
 
 def run_case(machine, case) -> dict:
     """The runner's entry point: simulate ``case`` on ``machine``."""
+    if case.kernel in PYRAMID_KERNELS:
+        return pyramid.run_case(machine, case)
     return simulate_cpu(machine, case.kernel, case.M, case.N, case.K, case.dtype, case.layout, **case.params)
