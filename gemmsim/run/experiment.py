@@ -153,6 +153,11 @@ class Experiment(Strict):
     layout: LayoutSpec = Field(default_factory=LayoutSpec, description="Placement of A, B, C in memory.")
     host: HostSpec = Field(default_factory=HostSpec, description="Host cross-check settings.")
     plots: list[Plot] = Field(default_factory=list, description="Extra line plots.")
+    analyses: list[Literal["miss_classes"]] = Field(
+        default_factory=list,
+        description="Extra analyses per case: 'miss_classes' splits each CPU cache level's misses by operand (A, B, C) "
+        "and by cause (compulsory, capacity, conflict) -- a second pass over the trace.",
+    )
     headline: Headline | None = Field(None, description="The lesson: columns the table shows first, figures and verdict the report leads with.")
     quick: Quick | None = Field(None, description="Overrides for --quick.")
 
@@ -309,6 +314,7 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
                                 layout=entry.layout_for(exp.layout),
                                 quick=quick,
                                 label=entry.label or "",
+                                analyses=tuple(exp.analyses),
                             )
                         )
                 cases += workload_cases(exp, name, entry, params, set(model.model_fields), quick)
@@ -361,6 +367,7 @@ def workload_cases(exp: Experiment, machine: str, entry: KernelEntry, params: di
                         quick=quick,
                         label=entry.label or "",
                         tags=tags,
+                        analyses=tuple(exp.analyses),
                     )
                 )
     return out

@@ -69,12 +69,27 @@ def level_columns(counters: dict) -> dict:
     return row
 
 
-def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp32", layout: LayoutSpec | dict | None = None, **params) -> dict:
+def kernel_params(kernel: str, params: dict):
+    """A CPU kernel's validated parameters; an unknown kernel or a bad parameter is a KernelError naming each field
+    (the same message from the command line, an experiment and Python)."""
+    if kernel not in CPU_KERNELS:
+        raise KernelError(f"unknown CPU kernel {kernel!r}; known: {', '.join(sorted(CPU_KERNELS))}")
+    try:
+        return CPU_KERNELS[kernel].params(**params)
+    except ValidationError as err:
+        raise KernelError(f"invalid parameters for kernel {kernel!r}", problems=validation_problems(err)) from None
+
+
+def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp32", layout: LayoutSpec | dict | None = None,
+                 *, miss_classes: bool = False, **params) -> dict:
     """Simulate one CPU kernel on a machine and return the result row (counters, bytes, modelled time).
 
     Example: ``simulate_cpu(load_machine("haswell"), "ikj", 256, 256, 256)["L1_hit_rate"]``.
     """
     kernels = CPU_KERNELS
+    ``miss_classes=True`` adds, per cache level, the misses by operand and by cause (``gemmsim.models.missclass``:
+    ``L1_compulsory``, ``L1_A_misses`` ...), from a second pass over the trace.
+
     if kernel not in kernels:
         raise KernelError(f"unknown CPU kernel {kernel!r}; known: {', '.join(sorted(kernels))}")
     k = kernels[kernel]
@@ -134,9 +149,25 @@ def flush_lines(h: Hierarchy, counters: dict) -> tuple[int, bool]:
     ``dirty_at_end`` (an upper bound: a line dirty in two levels counts twice) and ``exact`` is False.
     """
     last = h.levels[-1]
+    if miss_classes:
+        row.update(_miss_class_columns(machine, k, lay, p, threads))
     shift = last.line_bytes.bit_length() - 1
     found = []
     for c in h.levels:
+def _miss_class_columns(machine, k: CPUKernel, lay: Layout, p, threads: int) -> dict:
+    """Misses by operand and cause at every level (a second pass over the trace), or a note saying why not."""
+    from gemmsim.models.cache import Cache
+    from gemmsim.models.missclass import classify_hierarchy, miss_class_columns, ranges_of_layout
+
+    if threads != 1:
+        return {"miss_classes_note": "miss classes are computed for single-threaded kernels only"}
+    levels = [Cache.from_level(c) for c in machine.caches]
+    if any(c.policy != "lru" or not c.write_allocate for c in levels):
+        return {"miss_classes_note": "miss classes need LRU write-allocate levels"}
+    got = classify_hierarchy(levels, k.trace(lay, p, machine), ranges_of_layout(lay))
+    return miss_class_columns(got)
+
+
         tags, dirty = getattr(c, "_tags", None), getattr(c, "_dirty", None)
         if not (isinstance(tags, np.ndarray) and isinstance(dirty, np.ndarray) and tags.shape == dirty.shape):
             return sum(int(lv["dirty_at_end"]) for lv in counters["levels"]), False
@@ -161,4 +192,5 @@ def run_case(machine, case) -> dict:
     """The runner's entry point: simulate ``case`` on ``machine``."""
     if case.kernel in PYRAMID_KERNELS:
         return pyramid.run_case(machine, case)
-    return simulate_cpu(machine, case.kernel, case.M, case.N, case.K, case.dtype, case.layout, **case.params)
+    return simulate_cpu(machine, case.kernel, case.M, case.N, case.K, case.dtype, case.layout,
+                        miss_classes="miss_classes" in getattr(case, "analyses", ()), **case.params)

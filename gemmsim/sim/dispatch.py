@@ -51,6 +51,8 @@ class Case:
     label: str = ""
     #: extra result columns that identify the case but do not change its simulation (workload, op, count ...)
     tags: dict = field(default_factory=dict)
+    #: optional extra analyses the simulator runs for this case (e.g. "miss_classes": misses by operand and cause)
+    analyses: tuple = ()
 
     @property
     def name(self) -> str:

@@ -13,6 +13,9 @@ from gemmsim.report.figures.common import Drawn, _finite, _labeler, _machines_of
 
 CAUSES = (("compulsory", "#9e9e9e"), ("capacity", "#1f77b4"), ("conflict", "#d62728"))
 OPERANDS = (("A", "#2ca02c"), ("B", "#ff7f0e"), ("C", "#9467bd"), ("other", "#8c564b"))
+#: a machine with more cases than this gets no bar figures (a line plot of e.g. L1_conflict against the swept
+#: parameter says it better: see leading_dimension.yaml)
+MAX_CASES = 12
 SECTION = ("Hill's three Cs (Hill and Smith, IEEE Trans. Computers 38(12), 1989): compulsory = first touch of a line; "
            "capacity = would miss in a fully associative LRU cache of the same size too; conflict = the rest")  # fmt: skip
 
@@ -113,6 +116,8 @@ def _misses(rows: list[dict], machines: dict) -> list[Drawn]:
     name = _labeler(rows)
     for m in _machines_of(rows):
         rs = [r for r in rows if r["machine"] == m]
+        if len(rs) > MAX_CASES:
+            continue
         levels = _levels_with_classes(rs)
         first = levels[0]
         out.append(Drawn(f"miss_causes_{_slug(m)}", f"{m}: misses by cause", _figure(rows, m, levels, "cause"),
