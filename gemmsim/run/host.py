@@ -20,7 +20,10 @@ register-blocked microkernel of ``gemmsim.kernels.host_micro`` over packed panel
 model resolves for the host machine (``HOST_MICRO_KERNELS``); the scalar ``packed`` keeps its loop nest.
 
 Timing (seed 000 section 15.2): ``warmup`` untimed runs, then ``repeats`` timed runs; the result keeps every time,
-so the median, min and max (the spread) are all reported. ``blas_time`` times numpy.matmul held to one thread
+so the median, min and max (the spread) are all reported. A single-threaded kernel is timed by its thread's CPU
+time (``time.thread_time``), a threaded one by the wall clock: on a shared machine the wall clock also counts the
+time other processes hold the core (measured here, with ~12 runnable processes on 2 cores: ikj at N=256 took 9.5 ms
+of CPU time and 29.6 ms of wall time, min of 7), while the CPU time stays within a few per cent run to run. ``blas_time`` times numpy.matmul held to one thread
 (threadpoolctl) on the same operands: what a library reaches on this machine. ``host_clock_ghz`` is the clock
 measured by ``gemmsim.machine.measure.clock_ghz`` (a dependent add chain) once per process.
 
@@ -28,7 +31,8 @@ Columns a host row gets (``host_columns``; the model's ``time_s`` and ``bound`` 
 
 - ``host_time_s``: median measured time, seconds; ``host_time_min_s`` / ``host_time_max_s``: fastest and slowest
   repeat; ``host_repeats``: how many; ``host_spread``: (max - min) / median. A model or ranking difference
-  smaller than the spread is noise.
+  smaller than the spread is noise. ``host_timer``: "thread CPU time" or "wall clock" (above);
+  ``host_wall_time_s``: median by the wall clock.
 - ``host_gflops``: 2MNK / host_time_s / 1e9; ``host_ok``, ``host_max_rel_err``, ``host_tolerance``: the check.
 - ``host_clock_ghz``: the measured core clock while the host ran (None off x86-64).
 - ``host_blas_time_s``: median time of single-threaded numpy.matmul (BLAS) for the same shape and dtype (fp16 and
@@ -84,7 +88,9 @@ _NOTES = {
 class HostResult:
     """Measured time and checked result of one kernel run on this host.
 
-    ``median_s``: median of the timed repetitions, seconds. ``times_s``: every repetition, seconds.
+    ``median_s``: median of the timed repetitions, seconds. ``times_s``: every repetition, seconds, by ``timer``:
+    the thread's CPU time for single-threaded runs (time.thread_time: time other processes hold the core is not
+    counted), the wall clock for threaded ones. ``wall_times_s``: every repetition by the wall clock.
     ``max_abs_err``: max |C - Cref|. ``max_rel_err``: max |C - Cref| / max |Cref| (normwise, so entries of C
     near zero do not blow it up). ``ok``: every element within ``atol + rtol |Cref|``. ``tolerance``: the largest
     error the check allows, normalised like max_rel_err ((atol + rtol max|Cref|) / max|Cref|); ok implies
@@ -101,6 +107,8 @@ class HostResult:
     rtol: float
     gamma_k: float
     note: str
+    wall_times_s: tuple[float, ...] = ()
+    timer: str = "wall clock"
 
     @property
     def min_s(self) -> float:
@@ -207,12 +215,16 @@ def run_host(
     for _ in range(warmup):
         C[...] = 0
         host_fn(A, B, C, p)
-    times = []
+    threads = int(getattr(p, "threads", 1) or 1)
+    times, walls = [], []
     for _ in range(repeats):
         C[...] = 0
-        t0 = time.perf_counter()
+        c0, t0 = time.thread_time(), time.perf_counter()
         host_fn(A, B, C, p)
-        times.append(time.perf_counter() - t0)
+        walls.append(time.perf_counter() - t0)
+        times.append(time.thread_time() - c0)
+    if threads > 1:  # the thread's CPU time would miss the other threads' work: wall clock
+        times = walls
 
     ref = a64 @ b64
     got = np.asarray(store(C), dtype=np.float64)
@@ -229,6 +241,8 @@ def run_host(
     return HostResult(
         median_s=float(np.median(times)),
         times_s=tuple(times),
+        wall_times_s=tuple(walls),
+        timer="wall clock" if threads > 1 else "thread CPU time",
         max_abs_err=max_abs,
         max_rel_err=max_abs / norm,
         ok=ok,
@@ -295,6 +309,8 @@ _BLAS_CACHE: dict[tuple, tuple[float, float, float] | None] = {}
 def blas_time(M: int, N: int, K: int, dtype: str = "fp32", warmup: int = 1, repeats: int = 5, seed: int = 0) -> tuple[float, float, float] | None:
     """(median, min, max) seconds of numpy.matmul on one thread (threadpoolctl) for this shape; None for int8.
 
+    Timed by the calling thread's CPU time (one BLAS thread runs in the caller), like the single-threaded kernels.
+
     fp16 and bf16 operands are rounded to the dtype and multiplied as float32, as the host kernels do. Results are
     kept per process (one timing per shape and dtype however many kernels share it).
     """
@@ -313,9 +329,9 @@ def blas_time(M: int, N: int, K: int, dtype: str = "fp32", warmup: int = 1, repe
             A @ B
         times = []
         for _ in range(repeats):
-            t0 = time.perf_counter()
+            c0 = time.thread_time()
             A @ B
-            times.append(time.perf_counter() - t0)
+            times.append(time.thread_time() - c0)
     out = (float(np.median(times)), float(min(times)), float(max(times)))
     _BLAS_CACHE[key] = out
     return out
@@ -351,6 +367,8 @@ def host_columns(r: HostResult, M: int, N: int, K: int, model_time_s: float | No
         host_blas_gflops=flops / blas[0] / 1e9 if blas and blas[0] else None,
         host_over_blas=r.median_s / blas[0] if blas and blas[0] else None,
         host_impl=host_impl(kernel),
+        host_timer=r.timer,
+        host_wall_time_s=float(np.median(r.wall_times_s)) if r.wall_times_s else None,
     )
     if model_time_s and r.min_s > 0:
         q = model_time_s / r.min_s

@@ -78,7 +78,7 @@ def test_packed_micro_runs_the_simd_microkernel_on_the_host():
     for dtype in ("fp32", "fp16", "int8"):
         r = run_host("packed_micro", 21, 37, 19, dtype, params, repeats=2)
         assert r.ok, (dtype, r.max_rel_err, r.tolerance)
-        assert r.min_s <= r.median_s <= r.max_s
+        assert r.min_s <= r.median_s <= r.max_s and r.timer == "thread CPU time" and len(r.wall_times_s) == 2
 
 
 def test_host_figures_draw():
