@@ -14,7 +14,7 @@ mkdir -p "$R" "$BK" build
 T0=$(date +%s)
 BUDGET_S=${BUDGET_S:-500}
 stamp() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-PARTS=${PARTS:-order_time order_trace waves_rate waves mma_check latency cpasync cublas mma_sustain order_ncu order_ncu_extra mma_ncu}
+PARTS=${PARTS:-order_time order_ncu order_ncu2 order_trace waves_rate waves mma_check latency cpasync cublas mma_sustain order_ncu order_ncu_extra mma_ncu}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 left() { echo $(( BUDGET_S - ($(date +%s) - T0) )); }
 # run_part NAME MAX_S CMD...: skip if too little time is left, else run under timeout (capped by what is left)
@@ -49,11 +49,14 @@ SMI_PID=$!
 date -u +%FT%T.%N > "$R/start_time.txt"
 
 stamp "build"
+BPIDS=""
 for p in order waves3 mma_pipe; do
   ( nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -o build/$p $p.cu > "$R/ptxas_$p.txt" 2>&1 || echo "BUILD FAILED $p" ) &
+  BPIDS="$BPIDS $!"
 done
 ( nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -I.. -o build/latency ../latency.cu > "$R/ptxas_latency.txt" 2>&1 || echo "BUILD FAILED latency" ) &
-wait
+BPIDS="$BPIDS $!"
+wait $BPIDS   # only the builds: a bare `wait` would also wait for the nvidia-smi sampler
 grep -hE "error|FAILED" "$R"/ptxas_*.txt && echo "build errors above"
 for p in order waves3 mma_pipe; do cuobjdump --dump-sass build/$p > "$BK/sass_$p.txt" 2>&1; done
 { echo "binary,instruction,count"
@@ -72,6 +75,12 @@ OM=$OM,l1tex__t_sector_hit_rate.pct,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.s
 OM=$OM,sm__cycles_elapsed.avg.per_second,launch__registers_per_thread,launch__waves_per_multiprocessor
 export OM NCU
 run_part order_ncu 150 '$NCU --metrics $OM --log-file $R/ncu_order.csv -k regex:"naive16|tiled32" ./build/order ncu 2048,3072,4096,6144 > $R/order_ncu_launches.csv 2> $R/order_ncu.err || { echo retry minimal; $NCU --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum --log-file $R/ncu_order.csv -k regex:"naive16|tiled32" ./build/order ncu 2048,3072,4096,6144 > $R/order_ncu_launches.csv 2>> $R/order_ncu.err; }; grep -c naive16 $R/ncu_order.csv'
+# run 3: the same kernels again (run-to-run spread) at 2048..8192 with the L2-fabric (cross-partition) sectors and
+# the min/max over L2 slices of the sector counters.
+FM=$OM,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors_srcunit_ltcfabric_lookup_hit.sum,lts__t_sectors_srcunit_ltcfabric_lookup_miss.sum
+FM=$FM,lts__t_sectors.max,lts__t_sectors.min,lts__t_sectors.avg,lts__t_sectors_lookup_miss.max,lts__t_sectors_lookup_miss.min,dram__bytes_read.max,dram__bytes_read.min
+export FM
+run_part order_ncu2 200 '$NCU --metrics $FM --log-file $R/ncu_order2.csv -k regex:"naive16|tiled32" ./build/order ncu 2048,3072,4096,5120,6144,8192 > $R/order_ncu2_launches.csv 2> $R/order_ncu2.err || { echo retry without fabric; $NCU --metrics $OM --log-file $R/ncu_order2.csv -k regex:"naive16|tiled32" ./build/order ncu 2048,3072,4096,5120,6144,8192 > $R/order_ncu2_launches.csv 2>> $R/order_ncu2.err; }; grep -c naive16 $R/ncu_order2.csv'
 run_part order_trace 60 './build/order trace 2048 > $BK/order_trace_2048.csv 2> $R/order_trace.err; ./build/order trace 4096 > $BK/order_trace_4096.csv 2>> $R/order_trace.err; wc -l $BK/order_trace_*.csv'
 run_part waves_rate 30 './build/waves3 rate > $R/waves_rate.csv 2> $R/waves_rate.err; cat $R/waves_rate.csv | head -12'
 run_part waves 90 './build/waves3 waves > $R/waves3.csv 2> $R/waves3.err; wc -l $R/waves3.csv'
