@@ -51,6 +51,14 @@ def test_numerics_verb_one_study(tmp_path):
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["fma.csv", "fma.png", "report.md"]
 
 
+def test_shipped_file_loads():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "numerics.yaml"
+    full, quick = load_config(path), load_config(path, quick=True)
+    assert full.studies == list(STUDIES) and max(quick.Ks) < max(full.Ks)
+
+
 def test_bad_files(tmp_path, capsys):
     f = tmp_path / "bad.yaml"
     f.write_text("kind: numerics\nconfigs: [fp16/fp8_e4m3]\nKs: [0]\nstudies: [nope]\n")
