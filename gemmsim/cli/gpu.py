@@ -107,6 +107,9 @@ def format_occupancy(machine, occ) -> str:
         mark = " <" if key in occ.limiters else "  "
         shown = "-" if value is None else str(value)
         lines.append(f"{_LIMIT_LABEL[key]:15s} {shown:>9s}{mark} {detail}")
+    if occ.blocks_per_sm == 0:
+        lines += ["", f"0 blocks/SM: the launch cannot run -- {occ.reason}"]
+        return "\n".join(lines)
     lines += [
         "",
         f"{occ.blocks_per_sm} blocks/SM, limited by {', '.join(_LIMIT_LABEL[k] for k in occ.limiters)}; "

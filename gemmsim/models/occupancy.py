@@ -60,6 +60,7 @@ class Occupancy:
     smem_alloc_per_block: int  # charged per block: roundup(smem + reserve, alloc_unit), bytes
     smem_config_bytes: int  # the carve-out the SM runs with, bytes
     carveout_pct: int | None  # the preference asked for (None = driver default)
+    reason: str = ""  # why no block fits (blocks_per_sm == 0), else ""
 
     def to_dict(self) -> dict:
         """Plain, JSON-able form."""
@@ -94,9 +95,12 @@ def occupancy(
     with cudaFuncAttributeMaxDynamicSharedMemorySize, so a block may use up to ``smem.per_block_optin``;
     without it the per-block limit is 48 KiB.
 
-    Raises LaunchError, naming the limit and the numbers, for a launch the hardware refuses (more than
-    1024 threads, more than 255 registers, more shared memory than a block may have, more registers per
-    block than the register file allows); a legal launch always fits at least one block.
+    A launch whose block cannot fit an SM's resources (registers x threads above the register file, e.g.
+    65 registers x 1024 threads on the H200) gives ``blocks_per_sm == 0`` with ``limiter`` naming the
+    resource and ``reason`` the arithmetic -- what cudaOccupancyMaxActiveBlocksPerMultiprocessor (0) and
+    NVIDIA's calculator show. Raises LaunchError for requests outside the launch limits themselves (more
+    than ``max_threads_per_block`` threads, more than ``max_registers_per_thread`` registers, more shared
+    memory than a block may have with or without opt-in) and for malformed arguments.
     """
     m = _check_gpu(machine)
     lim, sm = m.limits, m.smem
@@ -146,14 +150,15 @@ def occupancy(
     rpw = _roundup(regs * lim.warp_size, lim.register_alloc_unit)
     regs_block = rpw * warps
     regs_assumed = rpw * _roundup(warps, lim.sub_partitions)
+    reason = ""
     if max(regs_block, regs_assumed) > lim.max_registers_per_block:
-        raise LaunchError(
+        limit_regs = 0
+        reason = (
             f"{regs} registers x {threads} threads need {regs_assumed} registers per block "
             f"({rpw} per warp x {_roundup(warps, lim.sub_partitions)} warps rounded to the {lim.sub_partitions} "
-            f"sub-partitions), more than the limit of {lim.max_registers_per_block} (max_registers_per_block)",
-            source=m.name,
+            f"sub-partitions), more than the {lim.max_registers_per_block} of max_registers_per_block"
         )
-    if rpw == 0:
+    elif rpw == 0:
         limit_regs = None
     else:
         warps_per_sub = m.registers_per_sub_partition // rpw
@@ -179,8 +184,8 @@ def occupancy(
         "barriers": limit_bar if limit_bar is not None else _UNLIMITED,
     }
     blocks = min(values.values())
-    if blocks == 0:  # cannot happen for a legal launch; kept so a schema change cannot make it silent
-        raise LaunchError(f"no block of {threads} threads fits on an SM ({values})", source=m.name)
+    if blocks == 0 and not reason:
+        reason = "no block fits an SM: " + ", ".join(f"{k} {v}" for k, v in values.items() if v == 0)
     binding = tuple(k for k in LIMITS if values[k] == blocks)
     return Occupancy(
         blocks_per_sm=blocks,
@@ -203,4 +208,13 @@ def occupancy(
         smem_alloc_per_block=alloc,
         smem_config_bytes=config,
         carveout_pct=carveout,
+        reason=reason,
     )
+
+
+def resident(machine: GPUMachine, threads: int, regs: int, smem: int = 0, **kw) -> Occupancy:
+    """:func:`occupancy` for a launch that must run: raises LaunchError (with the reason) where no block fits."""
+    occ = occupancy(machine, threads, regs, smem, **kw)
+    if occ.blocks_per_sm == 0:
+        raise LaunchError(f"the launch cannot run: {occ.reason} ({occ.limiter})", source=machine.name)
+    return occ

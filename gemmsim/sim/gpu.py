@@ -39,7 +39,7 @@ from gemmsim.models.banks import ideal_wavefronts, smem_wavefronts_batch
 from gemmsim.models.coalesce import coalescing
 from gemmsim.models.gpu_memory import simulate_memory
 from gemmsim.models import sm_pipeline as sp
-from gemmsim.models.occupancy import occupancy
+from gemmsim.models.occupancy import occupancy, resident
 from gemmsim.models.waves import tile_quantization, waves
 from gemmsim.schema import Strict
 from gemmsim.sim.attention import KERNELS as ATTENTION_KERNELS
@@ -183,7 +183,7 @@ def _run_waves(m: GPUMachine, name: str, p, case: Case) -> dict:
         if case.M is None or case.N is None:
             raise KernelError(f"{name}: give grid, or a shape (M, N) to count BM x BN tiles")
         p = p.model_copy(update={"grid": -(-case.M // p.BM) * -(-case.N // p.BN)})
-    occ = occupancy(m, threads=p.threads, regs=p.regs, smem=p.smem)
+    occ = resident(m, threads=p.threads, regs=p.regs, smem=p.smem)
     clk = m.clock_mhz_max
     if name == "waves_sleep":
         costs = gt.StepCosts(steps=1, stages=1, latency_clk=p.block_ns * clk / 1e3, pipe={})
@@ -362,7 +362,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     params = kernel.params(**case.params)
     spec = kernel.spec(params, case.dtype, m, M=case.M)
     M, N, K = case.M, case.N, case.K
-    occ = occupancy(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
+    occ = resident(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
     contract = LayoutSpec(**(case.layout or {}))
     layout = Layout.build(M, N, K, case.dtype, contract)
     spec = gpu_contract(spec, layout, contract.beta, contract.epilogue)  # beta != 0 reads C; fused bias epilogue
@@ -466,7 +466,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
 def _separate_epilogue(m: GPUMachine, M: int, N: int, layout: Layout, row: dict) -> dict:
     """Columns after adding the separate bias + ReLU launch (memory model; time = its bytes at DRAM / L2 bandwidth)."""
     spec, lay = gpu_epilogue_pass(M, N, layout)
-    occ = occupancy(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
+    occ = resident(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
     c = simulate_memory(m, spec, lay, occ.blocks_per_sm).counters
     t = max(c["dram_bytes"] / (m.dram.bandwidth_gbps * 1e9), c["l2_bytes"] / (m.l2.bandwidth_gbps * 1e9))
     dram = row["dram_bytes"] + c["dram_bytes"]

@@ -11,7 +11,7 @@ import pytest
 
 from gemmsim.errors import LaunchError
 from gemmsim.machine import load_machine
-from gemmsim.models.occupancy import occupancy
+from gemmsim.models.occupancy import occupancy, resident
 
 VALIDATION = Path(__file__).resolve().parents[2] / "validation" / "h200"
 KiB = 1024
@@ -73,8 +73,24 @@ def test_one_kib_reserve_decides(m):
 
 def test_per_block_register_cap(m):
     assert occupancy(m["h200"], threads=1024, regs=64).blocks_per_sm == 1  # exactly 65536
-    with pytest.raises(LaunchError, match="max_registers_per_block"):
-        occupancy(m["h200"], threads=1024, regs=65)
+    # 65 x 32 -> 2304 per warp x 32 warps = 73,728 > 65,536: the CUDA API answers 0 blocks (no error), and so
+    # does the model, naming the register file as the limit
+    o = occupancy(m["h200"], threads=1024, regs=65)
+    assert (o.blocks_per_sm, o.limiter, o.limit_registers, o.occupancy) == (0, "registers", 0, 0.0)
+    assert "73728 registers per block" in o.reason and "max_registers_per_block" in o.reason
+    assert occupancy(m["h200"], threads=1024, regs=64).reason == ""
+    with pytest.raises(LaunchError, match="cannot run.*73728"):
+        resident(m["h200"], threads=1024, regs=65)
+    # the boundary moves with the block size: 255 registers fit 256 threads (8 warps x 8192 = 65536), not 288
+    assert occupancy(m["h200"], threads=256, regs=255).blocks_per_sm == 1
+    assert occupancy(m["h200"], threads=288, regs=255).blocks_per_sm == 0
+
+
+def test_cli_says_why_nothing_fits(m):
+    from gemmsim.cli.gpu import format_occupancy
+
+    text = format_occupancy(m["h200"], occupancy(m["h200"], threads=1024, regs=65))
+    assert "0 blocks/SM: the launch cannot run" in text and "73728" in text
 
 
 @pytest.mark.parametrize(
@@ -106,12 +122,13 @@ def test_barrier_term_only_from_cc9(m):
 
 def test_exact_agreement_with_cuda_runtime_on_h200(m):
     """cudaOccupancyMaxActiveBlocksPerMultiprocessor over 17 register counts x 13 block sizes x 16 shared
-    memory sizes x 8 carve-outs; 0 in the CSV is a launch the runtime refuses (LaunchError here)."""
+    memory sizes x 8 carve-outs; 0 in the CSV is a launch the runtime refuses (0 blocks here, or LaunchError for
+    requests outside the launch limits)."""
     h = m["h200"]
     rows = list(csv.DictReader((VALIDATION / "occupancy.csv").open()))
     assert len(rows) == 28288
     mismatches = []
-    refused = 0
+    refused = zero = 0
     for r in rows:
         t, regs, smem, carve, api = (int(r[k]) for k in ("threads", "regs", "smem_bytes", "carveout", "blocks_per_sm"))
         try:
@@ -119,10 +136,11 @@ def test_exact_agreement_with_cuda_runtime_on_h200(m):
         except LaunchError:
             got = 0
             refused += 1
+        zero += got == 0
         if got != api:
             mismatches.append((t, regs, smem, carve, api, got))
     assert not mismatches, mismatches[:10]
-    assert refused > 1000  # the sweep does include impossible launches
+    assert zero > 1000 and refused < zero  # the sweep includes impossible launches, some of them answered with 0
 
 
 def test_hardware_residency_on_h200(m):
