@@ -59,7 +59,7 @@ def staircase_figure(staircase: list, machine, bandwidth: list | None = None) ->
     clk = machine.clock_ghz
     for i, c in enumerate(machine.caches):
         ax.axvline(c.size, color="0.5", ls="--", lw=1)
-        ax.text(c.size, 0.03, f"{c.name} {_bytes(c.size)} ", rotation=90, va="bottom", ha="right", fontsize=8,
+        ax.text(c.size, 0.97, f"{c.name} {_bytes(c.size)} ", rotation=90, va="top", ha="right", fontsize=8,
                 transform=ax.get_xaxis_transform(), color="0.3")
         # the latency the timing model now uses for a hit in this level
         ax.hlines(c.latency_cycles / clk, xs[0] if i == 0 else machine.caches[i - 1].size, c.size, color=_C[1], lw=2,
@@ -70,7 +70,7 @@ def staircase_figure(staircase: list, machine, bandwidth: list | None = None) ->
     ticks = [x for x in (1 << 12, 1 << 15, 1 << 18, 1 << 21, 1 << 24, 1 << 27, 1 << 30) if xs[0] <= x <= xs[-1] * 1.5]
     ax.set_xticks(ticks, [_bytes(t) for t in ticks])
     ax.set_title(f"Latency staircase ({clk:.2f} GHz measured)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="center left")
     ax.set_ylim(min(ys) / 2, max(max(ys), machine.dram.latency_ns) * 1.5)
     ax.grid(True, which="major", alpha=0.3)
     if bandwidth:
@@ -95,6 +95,11 @@ def staircase_figure(staircase: list, machine, bandwidth: list | None = None) ->
         "level's latency on most loads, which is why blocking for the cache sizes marked pays (seed 000 section 3)."
     )
     return Drawn("latency_staircase", "Latency staircase of this host (measured)", fig, reading)
+
+
+def _short(r: dict) -> str:
+    k = str(r.get("kernel"))
+    return {"blocked": "blocked", "packed": "packed", "packed_micro": "micro", "gemm": "gemm"}.get(k, k)
 
 
 def magnitude_rows(rows: list[dict]) -> list[dict]:
@@ -125,12 +130,25 @@ def _modelled_vs_measured(rows: list[dict]) -> Drawn | None:
         seen_f.add(f)
         seen_s.add(s)
         vals += [x, y, lo, hi]
+    # name the points, points that fall together (within 15 % on both axes) named once: "ikj/kij/blocked"
+    groups: list[list] = []
+    for r in rs:
+        x, y = r.get("host_time_min_s", r["host_time_s"]), r["time_s"]
+        for g in groups:
+            if abs(math.log(g[0] / x)) < 0.14 and abs(math.log(g[1] / y)) < 0.14:
+                g[2].append(_short(r))
+                break
+        else:
+            groups.append([x, y, [_short(r)]])
+    for x, y, names in groups:
+        ax.annotate("/".join(dict.fromkeys(names)), (x, y), xytext=(6, -3), textcoords="offset points", fontsize=7, color="0.25")
     blas = {}
     for r in rs:
         if _finite(r.get("host_blas_time_s")):
             blas[(r["M"], r["N"], r["K"])] = r["host_blas_time_s"]
     vals = [v for v in vals if v > 0]
     lo, hi = min(vals + list(blas.values())) / 1.6, max(vals) * 1.6
+    hi *= 2.5  # room for the names on the right
     xs = [lo, hi]
     ax.plot(xs, xs, color="0.2", lw=1)
     ax.fill_between(xs, [v / 2 for v in xs], [v * 2 for v in xs], color="0.85", zorder=0)
