@@ -83,6 +83,17 @@ def _line(rows, x, y, group, title, logx, logy) -> Drawn | None:
     panels: dict = {}
     for key, pts in lines.items():
         panels.setdefault(key[split] if split is not None else None, {})[key] = pts
+    # a panel still over the budget (one group column with many values) is cut into panels of LINE_BUDGET lines
+    cut: dict = {}
+    for pkey, plines in panels.items():
+        items = list(plines.items())
+        if len(items) <= LINE_BUDGET:
+            cut[pkey] = plines
+            continue
+        for k in range(0, len(items), LINE_BUDGET):
+            part = f"lines {k + 1}-{min(k + LINE_BUDGET, len(items))} of {len(items)}"
+            cut[f"{pkey}, {part}" if pkey is not None else part] = dict(items[k : k + LINE_BUDGET])
+    panels = cut
     n = len(panels)
     cols = 1 if n == 1 else 2
     fig = Figure(figsize=(7 if n == 1 else 11, 4.2 * (-(-n // cols))), layout="constrained")
