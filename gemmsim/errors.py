@@ -50,3 +50,20 @@ class LaunchError(GemmsimError):
 
 class ResultsError(GemmsimError):
     """A results folder is missing files or cannot be read back."""
+
+
+class OutputError(GemmsimError):
+    """An output path (results folder, trace file, cache folder, machine file) cannot be created or written."""
+
+
+def output_error(exc: OSError, path, what: str = "cannot write") -> OutputError:
+    """An OutputError for an OSError met while writing ``path``: the path and the system's reason, no traceback."""
+    where = getattr(exc, "filename", None) or path
+    return OutputError(f"{what}: {exc.strerror or exc}", source=str(where))
+
+
+def wrong_kind(machine, kind: str, command: str) -> MachineFileError:
+    """The error for a machine of the wrong kind, worded the same from the command line and from Python."""
+    got = getattr(machine, "kind", None) or type(machine).__name__
+    name = getattr(machine, "name", str(machine))
+    return MachineFileError(f"machine {name!r} is a {got} machine; the {command} command needs kind: {kind}")

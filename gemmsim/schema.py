@@ -11,9 +11,10 @@ from gemmsim.units import parse_bytes
 
 
 class Strict(BaseModel):
-    """Base of every file-backed model: unknown keys fail with their path, instances are immutable."""
+    """Base of every file-backed model: unknown keys fail with their path, instances are immutable, and a float field
+    (a physical quantity) refuses inf and nan."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
 
 #: A capacity in bytes, written as an int or a binary-unit string ('32KiB'); '32K'/'32KB' are refused.

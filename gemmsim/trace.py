@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from gemmsim.errors import KernelError
 from gemmsim.schema import Bytes, Strict
 from gemmsim.units import dtype_bytes
 
@@ -101,7 +102,13 @@ class Layout:
     def build(cls, M: int, N: int, K: int, dtype: str = "fp32", spec: LayoutSpec | None = None) -> "Layout":
         """Place A, B, C one after the other (A at ``spec.base``), with the spec's order, padding and alignment."""
         spec = spec or LayoutSpec()
-        s = dtype_bytes(dtype)
+        try:
+            s = dtype_bytes(dtype)
+        except ValueError as exc:
+            raise KernelError(str(exc)) from None
+        for name, v in (("M", M), ("N", N), ("K", K)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise KernelError(f"{name} must be a non-negative integer, got {v!r}")
 
         def strides(rows: int, cols: int) -> tuple[int, int, int]:
             if spec.order == "row":
@@ -126,6 +133,10 @@ class Layout:
         a_base = align(spec.base)
         b_base = align(a_base + a_bytes)
         c_base = align(b_base + b_bytes)
+        if c_base + c_bytes >= 1 << 64:
+            raise KernelError(
+                f"A, B and C of M={M} N={N} K={K} {dtype} end at byte {c_base + c_bytes:.3g}, beyond 64-bit addresses"
+            )
         return cls(M, N, K, s, a_base, b_base, c_base, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs, c_base + c_bytes, dtype)
 
     def a(self, i: int, k: int) -> int:

@@ -8,6 +8,7 @@ most tools read ``KB`` as 1000 bytes, and a 32000-byte cache is not what anyone 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 _BINARY = {"": 1, "B": 1, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
@@ -39,8 +40,8 @@ def parse_bytes(value: int | str) -> int:
             f"{value!r}: unit {unit!r} is not a binary unit; write KiB, MiB or GiB "
             "(KB/K are refused because they mean 1000 bytes to most tools)"
         )
-    scaled = float(number) * _BINARY[key]
-    if scaled != int(scaled):
+    scaled = Fraction(number) * _BINARY[key]  # exact: no float overflow or rounding for any length of digits
+    if scaled.denominator != 1:
         raise ValueError(f"{value!r} is not a whole number of bytes")
     return int(scaled)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import math
+
 import yaml
 
-from gemmsim.errors import GemmsimError, MachineFileError
+from gemmsim.errors import GemmsimError, wrong_kind
 
 
 def parse_params(pairs: list[str]) -> dict:
@@ -14,7 +17,10 @@ def parse_params(pairs: list[str]) -> dict:
         if "=" not in p:
             raise GemmsimError(f"parameter {p!r} is not NAME=VALUE")
         k, v = p.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
+        try:
+            out[k.strip()] = yaml.safe_load(v)
+        except yaml.YAMLError:
+            raise GemmsimError(f"parameter {p!r}: cannot read the value {v!r}") from None
     return out
 
 
@@ -24,5 +30,38 @@ def machine_of_kind(name_or_path: str, kind: str, command: str):
 
     machine = load_machine(name_or_path)
     if machine.kind != kind:
-        raise MachineFileError(f"machine {machine.name!r} is a {machine.kind} machine; the {command} command needs kind: {kind}")
+        raise wrong_kind(machine, kind, command)
     return machine
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (0 and negative sizes are refused with the option's name)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {v}")
+    return v
+
+
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {v}")
+    return v
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (inf and nan are refused)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return v

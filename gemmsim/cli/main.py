@@ -9,13 +9,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import yaml
 
-from gemmsim.cli.common import machine_of_kind, parse_params
-from gemmsim.errors import GemmsimError
+from gemmsim.cli.common import machine_of_kind, nonneg_int, parse_params, positive_int
+from gemmsim.errors import GemmsimError, TraceFormatError, output_error
+from gemmsim.guards import DEFAULTS as DEFAULT_LIMITS
+from gemmsim.guards import parse_limit_args
 
 #: modules that add their own verbs through ``register(subparsers)``
 PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report", "gemmsim.cli.numerics", "gemmsim.cli.columns")
@@ -104,7 +109,10 @@ def _cmd_machines_detect(args) -> int:
         m = detect_host()
     text = machine_yaml(m, measured)
     if args.out:
-        Path(args.out).write_text(text)
+        try:
+            Path(args.out).write_text(text)
+        except OSError as exc:
+            raise output_error(exc, args.out) from None
         print(f"wrote {args.out} (estimated fields: {', '.join(m.estimated) or 'none'})")
     else:
         print(text)
@@ -120,24 +128,33 @@ def _cmd_machines_detect(args) -> int:
 def _cmd_trace(args) -> int:
     from pydantic import ValidationError
 
+    from gemmsim import guards
     from gemmsim.errors import KernelError
-    from gemmsim.machine import load_machine, validation_problems
-    from gemmsim.sim.cpu import CPU_KERNELS
+    from gemmsim.machine import validation_problems
+    from gemmsim.sim.cpu import CPU_KERNELS, kernel_params
     from gemmsim.trace import Layout, LayoutSpec
-    from gemmsim.traceio import write_trace
+    from gemmsim.traceio import trace_format, write_trace
+    from gemmsim.units import DTYPE_BYTES
 
     if args.kernel not in CPU_KERNELS:
         raise KernelError(f"unknown kernel {args.kernel!r}; known: {', '.join(sorted(CPU_KERNELS))}")
+    if args.dtype not in DTYPE_BYTES:
+        raise KernelError(f"--dtype: unknown dtype {args.dtype!r}; known: {', '.join(DTYPE_BYTES)}")
     k = CPU_KERNELS[args.kernel]
+    params = kernel_params(args.kernel, parse_params(args.param))
     try:
-        params = k.params(**parse_params(args.param))
         spec = LayoutSpec(order=args.order, pad=args.pad, align=args.align)
     except ValidationError as err:
-        raise KernelError("invalid kernel parameters", problems=validation_problems(err)) from None
+        raise KernelError("invalid layout", problems=validation_problems(err)) from None
     n = args.N
-    lay = Layout.build(args.M or n, args.Ncols or n, args.K or n, args.dtype, spec)
-    machine = load_machine(args.machine) if args.machine else None
-    count = write_trace(k.trace(lay, params, machine), args.out, args.format)
+    M, N, K = (n if v is None else v for v in (args.M, args.Ncols, args.K))
+    fmt = trace_format(args.out, args.format)
+    machine = machine_of_kind(args.machine, "cpu", "trace") if args.machine else None
+    what = f"trace {args.kernel} M={M} N={N} K={K} {args.dtype}"
+    est = guards.check_cpu(None, k, M, N, K, args.dtype, what)
+    lay = Layout.build(M, N, K, args.dtype, spec)
+    guards.check_trace_output(est, args.out, fmt, what)
+    count = write_trace(k.trace(lay, params, machine), args.out, fmt)
     from gemmsim.cli.simulate_view import write_sidecar
 
     side = write_sidecar(args.out, lay)
@@ -151,9 +168,16 @@ def _cmd_simulate(args) -> int:
 
     if bool(args.machine) == bool(args.cache):
         raise GemmsimError("give either --machine NAME_OR_PATH or one or more --cache SETS:WAYS:LINE[:POLICY]")
+    from gemmsim import guards
+    from gemmsim.traceio import trace_format
+
+    fmt = trace_format(args.trace, args.format)
     if args.machine:
-        h = Hierarchy.from_machine(machine_of_kind(args.machine, "cpu", "simulate"))
+        machine = machine_of_kind(args.machine, "cpu", "simulate")
+        guards.check_machine_caches(machine, f"simulate on {machine.name}")
+        h = Hierarchy.from_machine(machine)
     else:
+        guards.check_caches(guards.cache_spec_levels(args.cache), "--cache " + " --cache ".join(args.cache))
         try:
             h = Hierarchy.from_specs(args.cache)
         except ValueError as exc:
@@ -164,8 +188,12 @@ def _cmd_simulate(args) -> int:
     if args.by_array and not ranges:
         raise GemmsimError(f"--by-array: no operand ranges for {args.trace}: write the trace with `gemmsim trace` (it saves "
                            "TRACE.operands.json beside it) or give --operand NAME=START:END")  # fmt: skip
-    for chunk in read_trace(args.trace, args.format):
+    total = 0
+    for chunk in read_trace(args.trace, fmt):
+        total += len(chunk)
         h.feed(chunk)
+    if total == 0:
+        raise TraceFormatError("the trace has no data accesses (empty, or only instruction fetches)", source=args.trace)
     c = h.counters()
     classes = None if args.no_classes else classify(h.levels, read_trace(args.trace, args.format), ranges)
     if args.json:
@@ -187,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("experiment", help="experiments/NAME.yaml")
     r.add_argument("--out", help="results folder (default results/NAME-DATE-TIME)")
     r.add_argument("--quick", action="store_true", help="use the experiment's small 'quick' cases")
-    r.add_argument("--jobs", type=int, default=None, help="parallel processes (default: all cores)")
+    r.add_argument("--jobs", type=positive_int, default=None, help="parallel processes (default: all cores)")
     r.add_argument("--quiet", action="store_true", help="no progress lines")
     r.add_argument("--no-host", action="store_true", help="skip running kernels for real on this host")
     r.add_argument("--force", action="store_true", help="overwrite an existing --out folder")
@@ -217,14 +245,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("trace", help="write a CPU kernel's address trace")
     t.add_argument("kernel", help="ijk, ikj, ..., blocked, packed ...")
-    t.add_argument("--N", type=int, default=8, help="square size (default 8)")
-    t.add_argument("--M", type=int, default=None, help="rows of A and C (default N)")
-    t.add_argument("--Ncols", type=int, default=None, help="columns of B and C (default N)")
-    t.add_argument("--K", type=int, default=None, help="reduction length (default N)")
+    t.add_argument("--N", type=positive_int, default=8, help="square size (default 8)")
+    t.add_argument("--M", type=positive_int, default=None, help="rows of A and C (default N)")
+    t.add_argument("--Ncols", type=positive_int, default=None, help="columns of B and C (default N)")
+    t.add_argument("--K", type=positive_int, default=None, help="reduction length (default N)")
     t.add_argument("--dtype", default="fp32")
     t.add_argument("--order", choices=["row", "col"], default="row")
-    t.add_argument("--pad", type=int, default=0, help="elements added to each leading dimension")
-    t.add_argument("--align", type=int, default=0, help="align each matrix to this many bytes")
+    t.add_argument("--pad", type=nonneg_int, default=0, help="elements added to each leading dimension")
+    t.add_argument("--align", type=nonneg_int, default=0, help="align each matrix to this many bytes")
     t.add_argument("--machine", help="machine for kernels that need one (vector width, registers)")
     t.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="kernel parameter (repeatable)")
     t.add_argument("--out", required=True)
@@ -251,18 +279,71 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    for sp in _all_subparsers(sub):
+        sp.add_argument("--size-limit", dest="size_limit", action="append", default=[], metavar="NAME=VALUE",
+                        help="raise a size guard (" + ", ".join(DEFAULT_LIMITS) + "); repeatable")
     return p
 
 
+def _all_subparsers(action) -> list:
+    """Every verb's parser (nested ones such as ``machines show`` included)."""
+    out = []
+    for sp in dict.fromkeys(action.choices.values()):
+        out.append(sp)
+        for a in sp._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                out += _all_subparsers(a)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``gemmsim`` and ``python -m gemmsim``; returns the exit code."""
+    """Entry point of ``gemmsim`` and ``python -m gemmsim``; returns the exit code.
+
+    Every GemmsimError is one message on stderr (exit 2); an OSError on a path the user named is reported the same
+    way; SIGINT and SIGTERM stop the run, workers and partial folders included (exit 130 / 143); a closed stdout
+    (``| head``) ends quietly.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    signum = [signal.SIGINT]
+
+    def on_term(s, frame):
+        signum[0] = s
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
     try:
+        parse_limit_args(getattr(args, "size_limit", None) or [])
         return int(args.func(args) or 0)
     except GemmsimError as err:
         print(f"gemmsim: error: {err.render()}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 141
+    except OSError as exc:  # a path named on the command line that cannot be read or written
+        print(f"gemmsim: error: {output_error(exc, exc.filename, 'cannot access').render()}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("gemmsim: error: out of memory; make the problem smaller (the size guards' --size-limit memory=... bounds it)",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        print("gemmsim: interrupted", file=sys.stderr)
-        return 130
+        print("gemmsim: interrupted" + (" (SIGTERM)" if signum[0] == signal.SIGTERM else ""), file=sys.stderr)
+        return 128 + int(signum[0])
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+
+
+def _quiet_stdout() -> None:
+    """After the reader of stdout went away (``| head``): point stdout at /dev/null so the exit flush is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

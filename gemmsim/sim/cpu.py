@@ -9,10 +9,13 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
+from pydantic import ValidationError
 
+from gemmsim import guards
 from gemmsim.analytic.bounds import cpu_bound_columns
 from gemmsim.analytic.layouts import column_walk_columns
-from gemmsim.errors import KernelError
+from gemmsim.errors import KernelError, wrong_kind
+from gemmsim.machine.schema import validation_problems
 from gemmsim.sim import pyramid
 from gemmsim.sim.pyramid import KERNELS as PYRAMID_KERNELS
 from gemmsim.kernels.contract import cpu_contract, epilogue_chunks
@@ -84,19 +87,27 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
                  *, miss_classes: bool = False, **params) -> dict:
     """Simulate one CPU kernel on a machine and return the result row (counters, bytes, modelled time).
 
-    Example: ``simulate_cpu(load_machine("haswell"), "ikj", 256, 256, 256)["L1_hit_rate"]``.
-    """
-    kernels = CPU_KERNELS
     ``miss_classes=True`` adds, per cache level, the misses by operand and by cause (``gemmsim.models.missclass``:
     ``L1_compulsory``, ``L1_A_misses`` ...), from a second pass over the trace.
 
-    if kernel not in kernels:
-        raise KernelError(f"unknown CPU kernel {kernel!r}; known: {', '.join(sorted(kernels))}")
-    k = kernels[kernel]
-    p = k.params(**params)
-    spec = layout if isinstance(layout, LayoutSpec) else LayoutSpec(**(layout or {}))
-    lay = Layout.build(M, N, K, dtype, spec)
+    Example: ``simulate_cpu(load_machine("haswell"), "ikj", 256, 256, 256)["L1_hit_rate"]``.
+    """
+    if isinstance(machine, str):
+        from gemmsim.machine import load_machine
+
+        machine = load_machine(machine)
+    if getattr(machine, "kind", None) != "cpu":
+        raise wrong_kind(machine, "cpu", "simulate_cpu")
+    k = CPU_KERNELS.get(kernel)
+    p = kernel_params(kernel, params)
+    try:
+        spec = layout if isinstance(layout, LayoutSpec) else LayoutSpec(**(layout or {}))
+    except (TypeError, ValidationError) as err:
+        problems = validation_problems(err) if isinstance(err, ValidationError) else [str(err)]
+        raise KernelError("invalid layout", problems=problems) from None
     threads = k.threads(p)
+    guards.check_cpu(machine, k, M, N, K, dtype, f"{kernel} M={M} N={N} K={K} {dtype} on {machine.name}", threads)
+    lay = Layout.build(M, N, K, dtype, spec)
     h = Hierarchy.from_machine(machine, cores=threads)
     run_trace(h, cpu_contract(k.trace(lay, p, machine), lay, spec.beta))  # generate and simulate in one compiled pass where possible
     for chunk in epilogue_chunks(lay, spec.epilogue):  # bias + ReLU after the product (gemmsim.kernels.contract)
@@ -138,22 +149,11 @@ def simulate_cpu(machine, kernel: str, M: int, N: int, K: int, dtype: str = "fp3
     row.update(column_walk_columns(machine, lay))  # sets one column of B maps to (leading_dimension.yaml)
     traffic = {c.name: row[f"{c.name}_traffic_bytes"] for c in machine.caches}
     row.update(cpu_bound_columns(machine, M, N, K, dtype, {**traffic, "dram": dram_bytes}, threads))  # Hong-Kung floor
+    if miss_classes:
+        row.update(_miss_class_columns(machine, k, lay, p, threads))
     return row
 
 
-def flush_lines(h: Hierarchy, counters: dict) -> tuple[int, bool]:
-    """(lines a final flush writes to DRAM, exact?): the distinct lines still dirty in any level at the end, counted
-    at the last level's line size (a line dirty in L1 and in L2 is written once).
-
-    Read from each level's tag and dirty arrays when the cache exposes them; otherwise the sum of the levels'
-    ``dirty_at_end`` (an upper bound: a line dirty in two levels counts twice) and ``exact`` is False.
-    """
-    last = h.levels[-1]
-    if miss_classes:
-        row.update(_miss_class_columns(machine, k, lay, p, threads))
-    shift = last.line_bytes.bit_length() - 1
-    found = []
-    for c in h.levels:
 def _miss_class_columns(machine, k: CPUKernel, lay: Layout, p, threads: int) -> dict:
     """Misses by operand and cause at every level (a second pass over the trace), or a note saying why not."""
     from gemmsim.models.cache import Cache
@@ -168,6 +168,17 @@ def _miss_class_columns(machine, k: CPUKernel, lay: Layout, p, threads: int) -> 
     return miss_class_columns(got)
 
 
+def flush_lines(h: Hierarchy, counters: dict) -> tuple[int, bool]:
+    """(lines a final flush writes to DRAM, exact?): the distinct lines still dirty in any level at the end, counted
+    at the last level's line size (a line dirty in L1 and in L2 is written once).
+
+    Read from each level's tag and dirty arrays when the cache exposes them; otherwise the sum of the levels'
+    ``dirty_at_end`` (an upper bound: a line dirty in two levels counts twice) and ``exact`` is False.
+    """
+    last = h.levels[-1]
+    shift = last.line_bytes.bit_length() - 1
+    found = []
+    for c in h.levels:
         tags, dirty = getattr(c, "_tags", None), getattr(c, "_dirty", None)
         if not (isinstance(tags, np.ndarray) and isinstance(dirty, np.ndarray) and tags.shape == dirty.shape):
             return sum(int(lv["dirty_at_end"]) for lv in counters["levels"]), False
