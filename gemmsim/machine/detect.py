@@ -232,7 +232,8 @@ def machine_yaml(machine, measured=None) -> str:
     ]
     if measured is not None:
         head[0] = "# Machine file written by `gemmsim machines detect --measure` for this host."
-        head[2] = "# Fields named in `sources` as measured come from gemmsim.machine.measure; `estimated` lists the rest."
+        head[1] = "# Read from /sys/devices/system/cpu/cpu0/cache, lscpu and /proc/cpuinfo, then measured: the fields"
+        head[2] = "# named in `sources` as measured come from gemmsim.machine.measure; `estimated` lists the rest."
         head.append(f"# measured clock: {measured.clock_ghz:.3f} GHz")
         head.append("# latency staircase (working set bytes, ns per dependent load):")
         head += [f"#   staircase: {s} {ns:.2f}" for s, ns in measured.staircase]
