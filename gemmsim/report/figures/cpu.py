@@ -10,6 +10,7 @@ import numpy as np
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
+from gemmsim.report.figures.bounds import bound_ticks
 from gemmsim.report.figures.common import (
     _SECTION,
     HEATMAP_MAX_CASES,
@@ -111,6 +112,7 @@ def _bytes_per_level(rows: list[dict]) -> Drawn | None:
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel("bytes moved")
         ax.set_title(f"{m}: bytes moved between levels")
+        floor = bound_ticks(ax, rs, levels, name)  # the Hong-Kung floor per level (issue 15)
         ok = [r for r in rs if _finite(r.get("dram_bytes"))]
         if ok:
             lo = min(ok, key=lambda r: r["dram_bytes"])
@@ -126,6 +128,8 @@ def _bytes_per_level(rows: list[dict]) -> Drawn | None:
                 ideal = dtype_bytes(r0["dtype"]) * (M * K + K * N + 2 * M * N)
                 s += f"; reading A, B and C once and writing C once would move {_si(ideal, 'B')} for {M}x{N}x{K} {r0['dtype']}"
             reading.append(s + ".")
+        if floor:
+            reading.append(floor)
     reading.append(f"This is {_SECTION['bytes']}.")
     return Drawn("bytes_per_level", "Bytes moved per level", fig, " ".join(reading))
 

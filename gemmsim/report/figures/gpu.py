@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 from gemmsim.report import format as fmt
+from gemmsim.report.figures.bounds import bound_line
 from gemmsim.report.figures.common import (
     _SECTION,
     BANKS_MAX_ROWS,
@@ -279,6 +280,7 @@ def _l2_raster(rows: list[dict], machines: dict) -> Drawn | None:
         ref = {N: next(r for r in prs if r["N"] == N) for N in ns}
         ax.plot(ns, [ref[N]["dram_bytes_no_reuse"] for N in ns], color="0.45", ls="--", lw=1.5, marker="_", ms=18, label="no reuse (every block reads its panels)")
         ax.plot(ns, [ref[N]["dram_bytes_perfect_reuse"] for N in ns], color="k", ls=":", lw=1.5, marker="_", ms=18, label="perfect reuse (A, B once, C once)")
+        bound_line(ax, ns, ref)  # the Hong-Kung floor (issue 15)
         for i, order in enumerate(dict.fromkeys(r["p_raster"] for r in prs)):
             pts = sorted((r for r in prs if r["p_raster"] == order), key=lambda r: r["N"])
             ax.plot([p["N"] for p in pts], [p["dram_bytes"] for p in pts], lw=1.6, ms=5, label=f"{order} order", **style(i))
