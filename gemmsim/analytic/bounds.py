@@ -122,3 +122,18 @@ def gpu_bound_columns(machine, M: int, N: int, K: int, dtype: str, dram_bytes: f
     row["hong_kung_bytes_sm"] = per_sm
     row["traffic_over_bound_sm"] = l2_bytes / per_sm if per_sm else float("nan")
     return row
+
+
+def naive_intensity(elem_bytes: int) -> float:
+    """Seed 001: the naive kernel (one thread per C element, no reuse) loads A[i][k] and B[k][j] for each FMA:
+    2 FLOPs per 2 elements, 1 / elem FLOP per byte -- 1/4 for fp32, whatever the size."""
+    return 2.0 / (2 * elem_bytes)
+
+
+def tile_intensity(BM: int, BN: int, elem_bytes: int) -> float:
+    """Seed 001: a BM x BN tile loads BM + BN elements per k step and does 2 BM BN FLOPs on them:
+    I = 2 BM BN / ((BM + BN) elem) FLOP/B (T/4 for a square fp32 tile; 64 for 128 x 128 fp16, 128 for 256 x 256)."""
+    for name, v in (("BM", BM), ("BN", BN), ("elem_bytes", elem_bytes)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise KernelError(f"{name} must be a positive integer (got {v!r})")
+    return 2.0 * BM * BN / ((BM + BN) * elem_bytes)

@@ -75,3 +75,23 @@ def test_cpu_bound_columns_counts_private_levels_per_core():
     l1 = m.caches[0].size
     assert one["hong_kung_bytes_L1"] == pytest.approx(4 * max(2 * 512**3 / math.sqrt(l1 / 4) - 2 * l1 / 4, 3 * 512**2))
     assert four["hong_kung_bytes_L1"] < one["hong_kung_bytes_L1"]  # four L1s hold more, so the floor is lower
+
+
+def test_seed_001_intensity_formulas_against_the_gpu_traces():
+    from gemmsim.analytic.bounds import naive_intensity, tile_intensity
+    from gemmsim.sim.gpu import simulate_gpu
+
+    assert naive_intensity(4) == 0.25
+    assert tile_intensity(32, 32, 4) == 8.0  # T / 4
+    assert tile_intensity(128, 128, 2) == 64.0 and tile_intensity(256, 256, 2) == 128.0
+    # independent check: FLOPs over the bytes the kernels' global loads request (the C stores taken out)
+    M = N = K = 256
+    t = simulate_gpu("a100", "tiled_smem", M=M, N=N, K=K, dtype="fp32", TILE=32)
+    assert t["flops"] / (t["global_sectors"] * 32 - M * N * 4) == 8.0
+    c = simulate_gpu("a100", "tensorcore", M=M, N=N, K=K, dtype="fp16", BM=128, BN=128, BK=32)
+    assert c["flops"] / (c["l2_sectors_read"] * 32) == 64.0  # cp.async goes to L2 only: every load request is counted there
+    # the naive kernel: each thread's loads of A (broadcast within a warp) and B: per warp-instruction pair 2 x 32
+    # FMAs need 2 x 32 x 4 bytes requested by the lanes
+    n = simulate_gpu("a100", "naive", M=64, N=64, K=64, dtype="fp32")
+    lane_bytes = 2 * 64 * 64 * 64 * 4
+    assert n["flops"] / lane_bytes == naive_intensity(4)
