@@ -208,6 +208,24 @@ COLUMNS: dict[str, Column] = {
     "claim_check": Column("claim check", "text", "Whether the seed's claims can hold, in words."),
     "smem_per_block": Column("smem/block", "bytes", "Shared memory one block allocates."),
     "regs_per_thread": Column("regs/thread", "count", "Registers per thread."),
+    # issue 15: bounds, layouts, attention, contract, pyramid
+    "hong_kung_bytes": Column("Hong-Kung floor", "bytes", "Least DRAM traffic any schedule of the classical GEMM can move with the chip's fast memory: max(2MNK/sqrt(S) - 2S, MK+KN+MN) words."),
+    "traffic_over_bound": Column("x floor", "ratio", "dram_bytes / hong_kung_bytes: how far the kernel is from the communication lower bound."),
+    "threads_launched": Column("threads", "count", "Threads the grid launches (tiles x threads per block)."),
+    "tile_outputs_useful": Column("useful outputs", "count", "Elements of C: M x N."),
+    "tile_outputs_padded": Column("computed outputs", "count", "Elements the tiles compute, padding included: tiles x BM x BN."),
+    "vector_load_16B_possible": Column("16B loads", "text", "Every row of A, B and C starts on a 16-byte boundary, so 16-byte vector loads are possible."),
+    "rows_16B_aligned": Column("rows 16B-aligned", "text", "Every row of A, B and C starts on a 16-byte boundary."),
+    "ld_multiple_of_8": Column("ld % 8 == 0", "text", "Every leading dimension is a multiple of 8 elements."),
+    "ldb_elements": Column("ldb", "count", "Leading dimension of B as stored, elements."),
+    "b_column_lines": Column("column lines", "count", "Distinct cache lines one column of B spans."),
+    "closed_form_dram_bytes": Column("closed form", "bytes", "The hand formula of the same DRAM traffic (gemmsim.analytic)."),
+    "kv_fraction": Column("KV share", "fraction", "Share of a decode step's DRAM bytes that are the KV cache."),
+    "bytes_per_token": Column("bytes/token", "bytes", "DRAM bytes per generated token (one layer): weights + KV cache."),
+    "crossover_context": Column("crossover", "count", "Context length at which the KV-cache read equals the weight read."),
+    "avg_latency_cycles": Column("latency", "number", "Average load-to-use latency of a dependent load, cycles (TLB misses included)."),
+    "avg_latency_ns": Column("latency ns", "number", "Average load-to-use latency of a dependent load, ns."),
+    "served_by": Column("served by", "text", "The level that serves most of the loads."),
     # systolic
     "utilization": Column("utilization", "fraction", "Useful MACs / (PEs x total cycles)."),
     "mapping_efficiency": Column("mapping eff.", "fraction", "Share of the PEs a fold maps work onto."),
@@ -226,6 +244,11 @@ COLUMNS: dict[str, Column] = {
 
 #: Columns known by pattern: (regex, header template, kind, doc template); {0} is the level or panel name.
 PATTERNS: list[tuple[str, str, str, str]] = [
+    (r"hong_kung_bytes_(.+)", "floor {0}", "bytes", "Hong-Kung floor on the traffic below {0} (fast memory: {0} and everything above it)."),
+    (r"traffic_over_bound_(.+)", "x floor {0}", "ratio", "Traffic below {0} over its Hong-Kung floor."),
+    (r"b_column_sets_(.+)", "{0} sets", "count", "Sets of {0} one column of B maps to (the set histogram in one number)."),
+    (r"b_column_capacity_lines_(.+)", "{0} room", "count", "Lines of one column of B that {0} can hold: sets touched x ways."),
+    (r"served_(.+)_fraction", "{0} share", "fraction", "Share of the chase's loads {0} serves."),
     (r"(.+)_hit_rate", "{0} hit", "fraction", "Share of the {0} accesses (line accesses: loads and stores) that hit."),
     (r"(.+)_miss_rate", "{0} miss", "fraction", "Share of the {0} lookups that miss (a TLB: page walks)."),
     (r"(.+)_traffic_bytes", "{0} traffic", "bytes", "Bytes moved between {0} and the level below it (line fills and write-backs; the last level: DRAM incl. the final flush)."),
