@@ -36,7 +36,7 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
     "memory": (8 * 2**30, "of memory", "what one request may allocate"),
     "trace_bytes": (16 * 2**30, "of trace file", "one trace file on disk"),
     "tiles": (4 * 2**20, "thread-block tiles", "one GPU launch"),
-    "steps": (16384, "k-steps per block", "one GPU thread block; the memory model walks them for every simulated block"),
+    "steps": (8192, "k-steps per block", "one GPU thread block; the memory model walks them for every simulated block"),
     "folds": (1 * 2**20, "folds", "one systolic-array GEMM"),
     "dimension": (2**40, "elements", "M, N or K; addresses must fit in 64 bits"),
 }
@@ -209,12 +209,40 @@ def check_systolic(dataflow: str, M: int, N: int, K: int, rows: int, cols: int, 
     """Refuse a systolic GEMM with too many folds to simulate (time and memory grow with the folds)."""
     positive_dims(what, M=M, N=N, K=K)
     f = systolic_folds(dataflow, M, N, K, rows, cols, chunk)
-    check("folds", f, what + f" ({f} folds on a {rows} x {cols} array)")
+    check("folds", f, what + f" ({rows} x {cols} array)")
     check("memory", f * SYSTOLIC_BYTES_PER_FOLD, what + f" ({f} folds)")
 
 
 def check_gpu(tiles: int, steps: int, what: str) -> None:
     """Refuse a GPU launch with too many tiles (launch order and per-block arrays) or k-steps per block."""
-    check("tiles", tiles, what + f" ({tiles} tiles)")
+    check("tiles", tiles, what)
     check("memory", tiles * GPU_BYTES_PER_TILE, what + f" ({tiles} tiles)")
-    check("steps", steps, what + f" ({steps} k-steps per block)")
+    check("steps", steps, what)
+
+
+def check_case(machine, case) -> None:
+    """The guards of one experiment case (``gemmsim.sim.Case``) on a loaded machine, before anything is simulated."""
+    what = f"{case.name} M={case.M} N={case.N} K={case.K} {case.dtype} on {machine.name}"
+    if case.M is None or case.N is None or case.K is None:
+        return  # pattern kernels: a fixed, tiny amount of work
+    positive_dims(what, M=case.M, N=case.N, K=case.K)
+    if machine.kind == "cpu":
+        from gemmsim.sim.cpu import CPU_KERNELS
+
+        k = CPU_KERNELS.get(case.kernel)
+        if k is not None:
+            check_cpu(machine, k, case.M, case.N, case.K, case.dtype, what, k.threads(k.params(**case.params)))
+    elif machine.kind == "gpu":
+        from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
+
+        k = GPU_KERNELS.get(case.kernel)
+        if k is not None:
+            spec = k.spec(case.params, case.dtype, machine, M=case.M)
+            check_gpu(-(-case.M // spec.BM) * -(-case.N // spec.BN), spec.steps(case.K), what)
+    elif machine.kind == "systolic":
+        p = case.params
+        rows = p.get("rows") or p.get("array") or machine.rows
+        cols = p.get("cols") or p.get("array") or machine.cols
+        dataflow = p.get("dataflow") or (case.kernel if case.kernel in ("ws", "os", "is") else "ws")
+        acc = machine.accumulator_entries // (2 if machine.double_buffered_accumulators else 1)
+        check_systolic(dataflow, case.M, case.N, case.K, rows, cols, None if p.get("convention") == "scalesim" else acc, what)

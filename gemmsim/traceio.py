@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from gemmsim.errors import TraceFormatError
+from gemmsim.errors import TraceFormatError, output_error
 from gemmsim.trace import ACCESS, CHUNK
 
 #: Formats read_trace and write_trace know.
@@ -64,7 +64,11 @@ _ERRORS = {
     8: "a data access ' L|S|M ADDRESS,SIZE', an instruction fetch 'I  ADDRESS,SIZE' or a '==PID==' line",
     9: "',SIZE' (a comma and a decimal size) after the address",
     10: "a decimal size of at most 9 digits, then the end of the line",
+    11: "an access size of 1 to 4096 bytes (0 bytes is not an access; larger ones are not one instruction's)",
 }
+
+#: Largest access size a trace may give (one page): a size is one instruction's access, never a whole array.
+MAX_ACCESS_BYTES = 4096
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -180,6 +184,8 @@ def _parse(buf, fmt, addr, size, is_write, default_size):
                                 s, nd, p = _read_hex(buf, p, end)
                                 if nd == 0 or nd > 8 or (p < end and not _is_ws(buf[p])):
                                     err = 7
+                                elif kind < 2 and (s == 0 or s > 4096):
+                                    err = 11
                                 elif kind < 2:
                                     addr[n] = a
                                     size[n] = s
@@ -213,6 +219,8 @@ def _parse(buf, fmt, addr, size, is_write, default_size):
                                 p += 1
                             if nd == 0 or nd > 9 or p != end:
                                 err = 10
+                            elif s == 0 or s > 4096:
+                                err = 11
                             else:
                                 addr[n] = a
                                 size[n] = s
@@ -369,25 +377,49 @@ def _read_npy(path, chunk: int) -> Iterator[np.ndarray]:
     with _open(path, "rb") as f:
         index = 0
         while True:
-            head = f.read(6)
-            if not head:
-                return
-            if head != b"\x93NUMPY":
-                raise TraceFormatError(f"npy trace: block {index + 1} is not a numpy .npy array", source=name)
             try:
-                arr = np.lib.format.read_array(_Prefixed(head, f), allow_pickle=False)
-            except (ValueError, OSError, EOFError) as exc:
+                head = f.read(6)
+                if not head:
+                    return
+                if head != b"\x93NUMPY":
+                    raise TraceFormatError(f"npy trace: block {index + 1} is not a numpy .npy array", source=name)
+                src = _Prefixed(head, f)
+                version = np.lib.format.read_magic(src)
+                read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, fortran, dtype = read_header(src)
+            except (ValueError, OSError, EOFError, SyntaxError) as exc:
                 raise TraceFormatError(f"npy trace: block {index + 1} cannot be read: {exc}", source=name) from None
-            if arr.dtype != ACCESS or arr.ndim != 1:
+            if dtype.hasobject or dtype.descr != ACCESS.descr or len(shape) != 1:
                 raise TraceFormatError(
-                    f"npy trace: block {index + 1} has dtype {arr.dtype} and shape {arr.shape}; expected a 1-D array of "
+                    f"npy trace: block {index + 1} has dtype {dtype} and shape {shape}; expected a 1-D array of "
                     f"gemmsim.trace.ACCESS {ACCESS}",
                     source=name,
                 )
-            arr = arr.view(ACCESS)  # .npy headers drop numpy's 'aligned' flag; the layout is the same
             index += 1
-            for s in range(0, len(arr), chunk):
-                yield arr[s : s + chunk]
+            left = int(shape[0])
+            while left:  # read the block piece by piece: memory stays bounded whatever its header claims
+                n = min(left, chunk)
+                try:
+                    data = f.read(n * ACCESS.itemsize)
+                except (OSError, EOFError) as exc:
+                    raise TraceFormatError(f"npy trace: block {index} cannot be read: {exc}", source=name) from None
+                if len(data) != n * ACCESS.itemsize:
+                    raise TraceFormatError(
+                        f"npy trace: block {index} is truncated ({shape[0] - left + len(data) // ACCESS.itemsize} of "
+                        f"{shape[0]} records)",
+                        source=name,
+                    )
+                arr = np.frombuffer(data, dtype=ACCESS).copy()
+                bad = np.flatnonzero((arr["size"] == 0) | (arr["size"] > MAX_ACCESS_BYTES) | (arr["is_write"] > 1))
+                if bad.size:
+                    r = arr[bad[0]]
+                    raise TraceFormatError(
+                        f"npy trace: block {index}, record {shape[0] - left + int(bad[0])}: size {int(r['size'])}, "
+                        f"is_write {int(r['is_write'])}; expected a size of 1 to {MAX_ACCESS_BYTES} bytes and is_write 0 or 1",
+                        source=name,
+                    )
+                left -= n
+                yield arr
 
 
 class _Prefixed(io.RawIOBase):
@@ -448,17 +480,31 @@ def write_trace(chunks: Iterable[np.ndarray], path: str | os.PathLike, fmt: str 
     """
     fmt = trace_format(path, fmt)
     count = 0
-    with _open(path, "wb") as f:
-        for c in chunks:
-            if c.dtype != ACCESS:
-                raise TypeError(f"write_trace needs chunks of gemmsim.trace.ACCESS, got dtype {c.dtype}")
-            if not len(c):
-                continue
-            if fmt == "npy":
-                np.save(f, np.ascontiguousarray(c), allow_pickle=False)
-            else:
-                out = np.empty(40 * len(c), dtype=np.uint8)
-                nbytes = _format(c["addr"], c["size"], c["is_write"], _FMT_CODE[fmt], out)
-                f.write(out[:nbytes].tobytes())
-            count += len(c)
+    name = os.fspath(path)
+    try:
+        f = gzip.open(name, "wb") if name.endswith(".gz") else open(name, "wb")
+    except OSError as exc:
+        raise output_error(exc, name, "cannot write the trace file") from None
+    try:
+        with f:
+            for c in chunks:
+                if c.dtype != ACCESS:
+                    raise TypeError(f"write_trace needs chunks of gemmsim.trace.ACCESS, got dtype {c.dtype}")
+                if not len(c):
+                    continue
+                if fmt == "npy":
+                    np.save(f, np.ascontiguousarray(c), allow_pickle=False)
+                else:
+                    out = np.empty(40 * len(c), dtype=np.uint8)
+                    nbytes = _format(c["addr"], c["size"], c["is_write"], _FMT_CODE[fmt], out)
+                    f.write(out[:nbytes].tobytes())
+                count += len(c)
+    except BaseException as exc:  # a full disk, a signal: no half-written trace is left behind
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise output_error(exc, name, "cannot write the trace file") from None
+        raise
     return count

@@ -40,6 +40,7 @@ import numpy as np
 from numba import njit
 from pydantic import ValidationError
 
+from gemmsim import guards
 from gemmsim.errors import KernelError, MachineFileError
 from gemmsim.kernels.systolic import (
     OPERANDS,
@@ -463,6 +464,9 @@ def simulate_systolic(machine: SystolicMachine, M: int, N: int, K: int, dataflow
     if cdtype != asked:
         extras["compute_dtype_note"] = f"{machine.name} has no {asked} MACs; computed in {cdtype}"
     R, C = machine.rows, machine.cols
+    acc_rows = machine.accumulator_entries // (2 if machine.double_buffered_accumulators else 1)
+    guards.check_systolic(dataflow, M, N, K, R, C, None if convention == "scalesim" else acc_rows,
+                          f"systolic {dataflow} M={M} N={N} K={K} on {machine.name}")
     if convention == "scalesim":
         return _simulate_scalesim(machine, M, N, K, dataflow, cdtype, srams, extras)
     return _simulate_machine(machine, M, N, K, dataflow, cdtype, extras, R, C)

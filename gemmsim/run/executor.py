@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -64,14 +65,37 @@ class LocalExecutor(Executor):
             return
         # fork keeps the parent's imported modules and numba's in-memory compilations: workers start in milliseconds
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(items)), mp_context=ctx, initializer=_worker_signals) as pool:
             futs = {pool.submit(fn, item): i for i, item in enumerate(items)}
             try:
                 for fut in as_completed(futs):
                     yield futs[fut], fut.result()
+            except BaseException:  # an error, Ctrl-C or SIGTERM: stop the workers now, not after their current case
+                _stop_workers(pool)
+                raise
             finally:
                 for fut in futs:
                     fut.cancel()
+
+
+def _worker_signals() -> None:
+    """In a worker: Ctrl-C is the parent's to handle (it stops the workers), SIGTERM ends the worker at once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate a pool's worker processes and wait for them, so none outlives the run."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5)
 
 
 #: seconds to wait for a Dask scheduler before saying it is unreachable

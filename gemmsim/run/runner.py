@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gemmsim.errors import ExperimentError, KernelError
+from gemmsim.errors import ExperimentError, GemmsimError, KernelError, OutputError, output_error
 from gemmsim.run.executor import Executor, LocalExecutor, make_executor
 from gemmsim.run.experiment import Plan, load_experiment, plan
 from gemmsim.sim.dispatch import Case, run_case
@@ -469,8 +469,12 @@ def run_experiment(
     if not p.cases:
         raise ExperimentError("the experiment expands to no cases", source=str(path), problems=p.skipped)
     out = Path(out_dir) if out_dir else default_out_dir(p.experiment.name)
-    if out.exists() and any(out.iterdir()) and not force:
-        raise ExperimentError(f"results folder {out} exists and is not empty; choose another --out or pass --force")
+    check_out_dir(out, force)
+    too_large = guard_problems(p)
+    if too_large:
+        raise ExperimentError("cases too large to simulate", source=str(path), problems=too_large)
+    if cache:
+        check_cache_dir(Path(cache_dir or default_cache_dir(out)))
     ex = executor if isinstance(executor, Executor) else make_executor(executor, jobs=jobs, address=address)
     try:
         partial = out.with_name(out.name + ".partial")
@@ -500,10 +504,57 @@ def run_experiment(
         if out.exists():
             shutil.rmtree(out)
         partial.rename(out)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(partial, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise output_error(exc, partial, "cannot write the results folder") from None
         raise
     return RunResult(rows, out, notes, totals, headline=p.experiment.headline)
+
+
+def check_out_dir(out: Path, force: bool) -> None:
+    """Refuse, before anything runs, a results folder that cannot be written: a file, under a file, read-only."""
+    if out.exists() and not out.is_dir():
+        raise OutputError("--out names a file, not a folder; choose a folder for the results", source=str(out))
+    if out.exists() and any(out.iterdir()) and not force:
+        raise ExperimentError(f"results folder {out} exists and is not empty; choose another --out or pass --force")
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot create the results folder {out}: {parent} is a file, not a folder", source=str(out))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot create the results folder {out}: {parent} is not writable", source=str(out))
+
+
+def check_cache_dir(folder: Path) -> None:
+    """Refuse a result-cache folder that is a file, or that cannot be created (under a file or a read-only folder)."""
+    if folder.exists() and not folder.is_dir():
+        raise OutputError("--cache-dir names a file, not a folder (or pass --no-cache)", source=str(folder))
+    parent = folder.absolute()
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        why = "is a file, not a folder" if not parent.is_dir() else "is not writable"
+        raise OutputError(f"cannot create the result cache: {parent} {why} (or pass --no-cache)", source=str(folder))
+
+
+def guard_problems(p: Plan) -> list[str]:
+    """The cases of a plan the size guards refuse (gemmsim.guards), one line each, before anything is simulated."""
+    from gemmsim import guards
+
+    out: list[str] = []
+    seen: set[tuple] = set()
+    for c in p.cases:
+        key = (c.machine, c.kernel, json.dumps(c.params, sort_keys=True, default=str), c.M, c.N, c.K, c.dtype)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            guards.check_case(p.machines[c.machine], c)
+        except GemmsimError as err:
+            out.append(err.message)
+    return out
 
 
 def finite(x) -> bool:

@@ -29,7 +29,9 @@ from gemmsim.timing import gpu as gt
 from gemmsim.timing.sol import sol_columns
 from gemmsim.analytic.bounds import gpu_bound_columns
 from gemmsim.analytic.layouts import alignment_columns
-from gemmsim.errors import KernelError
+from gemmsim import guards
+from gemmsim.errors import KernelError, wrong_kind
+from gemmsim.machine.schema import validation_problems
 from gemmsim.kernels.contract import gpu_contract, gpu_epilogue_pass
 from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
 from gemmsim.kernels.gpu import SPACE_SHARED, GPUKernelSpec, TensorCoreSpec
@@ -40,6 +42,7 @@ from gemmsim.models.coalesce import coalescing
 from gemmsim.models.gpu_memory import simulate_memory
 from gemmsim.models import sm_pipeline as sp
 from gemmsim.models.occupancy import occupancy, resident
+from gemmsim.models.waves import chain_grid_cycles
 from gemmsim.models.waves import tile_quantization, waves
 from gemmsim.schema import Strict
 from gemmsim.sim.attention import KERNELS as ATTENTION_KERNELS
@@ -112,7 +115,10 @@ class WavesFMAParams(_WaveGrid):
     threads: int = Field(256, ge=1, le=1024, description="Threads per block.")
     smem: int = Field(0, ge=0, description="Dynamic shared memory per block, bytes (sets the resident blocks).")
     regs: int = Field(32, ge=1, le=255, description="Registers per thread.")
-    iters: int = Field(200, ge=1, description="Outer iterations; each does 16 x 8 FMAs per thread.")
+    iters: int = Field(200, ge=1, description="Outer iterations; each does 16 dependent FMAs on each chain.")
+    chains: int = Field(8, ge=1, le=64, description="Independent FMA chains per thread (8 in waves.cu; 1, 2, 4 in "
+                        "round3/waves3.cu); with fewer warps x chains than the SM's issue rate x FMA latency a block "
+                        "runs at its latency-bound rate (gemmsim.models.waves.chain_grid_cycles).")
 
 
 #: Every GPU kernel name and its parameter model.
@@ -183,20 +189,33 @@ def _run_waves(m: GPUMachine, name: str, p, case: Case) -> dict:
         if case.M is None or case.N is None:
             raise KernelError(f"{name}: give grid, or a shape (M, N) to count BM x BN tiles")
         p = p.model_copy(update={"grid": -(-case.M // p.BM) * -(-case.N // p.BN)})
+    guards.check_gpu(p.grid, 1, f"{name} with {p.grid} blocks on {m.name}")
     occ = resident(m, threads=p.threads, regs=p.regs, smem=p.smem)
     clk = m.clock_mhz_max
     if name == "waves_sleep":
         costs = gt.StepCosts(steps=1, stages=1, latency_clk=p.block_ns * clk / 1e3, pipe={})
         flops = 0.0
     else:
-        flops_block = 2.0 * p.threads * p.iters * 16 * 8
-        warp_fma = p.threads * p.iters * 16 * 8 / WARP
+        flops_block = 2.0 * p.threads * p.iters * 16 * p.chains
+        warp_fma = p.threads * p.iters * 16 * p.chains / WARP
         rate = m.flops_per_clk("fp32", tensor=False)
         costs = gt.StepCosts(steps=1, stages=1, latency_clk=0.0,
                              pipe=gt.pipe_terms(m, flops_block, rate, 0, 0, warp_fma))
         flops = flops_block * p.grid
-    t = gt.gpu_time(costs, p.grid, m.sms, occ.blocks_per_sm, clk, 0.0, m.dram.bandwidth_gbps)
     w = waves(m, p.grid, occ.blocks_per_sm)
+    n_waves = w.waves
+    if name == "waves_fma" and m.fma_latency_cycles is not None:
+        # a per-block rate from warps, chains and the FMA latency; blocks that cannot fill the SM overlap
+        cg = chain_grid_cycles(m, p.grid, occ.blocks_per_sm, p.threads, p.chains, p.iters * 16)
+        t_sm = cg.cycles / (clk * 1e6)
+        t = gt.GPUTime(time_s=t_sm, bound="compute" if cg.regime == "issue" else "latency", t_sm_s=t_sm, t_dram_s=0.0,
+                       t_l2_s=0.0, sm_regime="compute" if cg.regime == "issue" else "latency", pipe_busy=cg.issue_busy,
+                       pipe_clk_per_step=costs.pipe_clk, latency_clk_per_step=p.iters * 16 * m.fma_latency_cycles,
+                       transfer_clk_per_step=0.0, kappa=float("nan"), blocks_on_busiest_sm=cg.blocks_on_sm,
+                       clock_mhz=clk, terms=dict(costs.pipe))
+        n_waves = cg.rounds  # the steps the time climbs in: groups of blocks the SM runs at full rate
+    else:
+        t = gt.gpu_time(costs, p.grid, m.sms, occ.blocks_per_sm, clk, 0.0, m.dram.bandwidth_gbps)
     peak = m.peak_tflops("fp32", tensor=False)
     row = {
         "flops": flops, "dram_bytes": 0.0, "intensity_flop_per_byte": float("nan"), "time_s": t.time_s,
@@ -204,10 +223,10 @@ def _run_waves(m: GPUMachine, name: str, p, case: Case) -> dict:
         "bound": t.bound,
     }
     row.update(_launch_columns(m, occ))
-    row.update(grid=p.grid, tiles=p.grid, waves=w.waves, waves_fractional=w.waves_fractional, wave_size=w.wave_size,
+    row.update(grid=p.grid, tiles=p.grid, waves=n_waves, waves_resident=w.waves, waves_fractional=w.waves_fractional, wave_size=w.wave_size,
                wave_efficiency=w.wave_efficiency, tail_blocks=w.tail_blocks, sm_regime=t.sm_regime,
                blocks_on_busiest_sm=t.blocks_on_busiest_sm, pipe_busy=t.pipe_busy,
-               time_per_wave_s=t.time_s / w.waves)
+               time_per_wave_s=t.time_s / n_waves)
     return row
 
 
@@ -362,6 +381,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     params = kernel.params(**case.params)
     spec = kernel.spec(params, case.dtype, m, M=case.M)
     M, N, K = case.M, case.N, case.K
+    guards.check_gpu(-(-M // spec.BM) * -(-N // spec.BN), spec.steps(K), f"{case.kernel} M={M} N={N} K={K} {case.dtype} on {m.name}")
     occ = resident(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
     contract = LayoutSpec(**(case.layout or {}))
     layout = Layout.build(M, N, K, case.dtype, contract)
@@ -479,13 +499,14 @@ def _separate_epilogue(m: GPUMachine, M: int, N: int, layout: Layout, row: dict)
 def run_case(machine, case: Case) -> dict:
     """Simulate one GPU case and return its result columns (the common columns first)."""
     if not isinstance(machine, GPUMachine):
-        raise KernelError(f"sim_gpu runs GPU machines, not {type(machine).__name__}")
+        raise wrong_kind(machine, "gpu", "simulate_gpu")
     if case.kernel not in KERNELS:
         raise KernelError(f"unknown GPU kernel {case.kernel!r}; known: {', '.join(sorted(KERNELS))}")
     try:
         params = KERNELS[case.kernel](**case.params)
     except ValidationError as err:
-        raise KernelError(f"bad parameters for GPU kernel {case.kernel!r}: {err}") from None
+        raise KernelError(f"invalid parameters for kernel {case.kernel!r}", problems=validation_problems(err)) from None
+    guards.positive_dims(f"{case.kernel} on {machine.name}", M=case.M, N=case.N, K=case.K)
     if case.kernel == "smem_pattern":
         return _run_smem_pattern(machine, params)
     if case.kernel == "global_pattern":
@@ -510,6 +531,8 @@ def simulate_gpu(machine, kernel: str, M: int | None = None, N: int | None = Non
         from gemmsim.machine import load_machine
 
         machine = load_machine(machine)
+    if getattr(machine, "kind", None) != "gpu":
+        raise wrong_kind(machine, "gpu", "simulate_gpu")
     case = Case(experiment="simulate_gpu", machine=machine.name, kernel=kernel, params=params, M=M, N=N, K=K,
                 dtype=dtype, layout=layout or {})
     return run_case(machine, case)
