@@ -130,6 +130,11 @@ class GPUMachine(MachineHeader):
         None, gt=0, description="Bytes per SM clock one SM's cp.async (global -> shared) path moves at most, measured; "
         "null: only the SM's share of the L2 / DRAM bandwidth limits copies.",
     )
+    fma_latency_cycles: float | None = Field(
+        None, gt=0, description="Dependent-issue latency of an fp32 FMA (FFMA), SM cycles: how long a warp waits before "
+        "the next FMA of the same chain; sets the rate of blocks with too few warps or independent chains to fill the "
+        "SM (gemmsim.models.waves). null: such blocks are assumed to saturate the FMA pipes.",
+    )
     limits: SMLimits = Field(description="Per-SM and per-block resource limits.")
     smem: SharedMemory = Field(description="Shared memory.")
     l1: L1Cache = Field(description="Per-SM L1 data cache.")

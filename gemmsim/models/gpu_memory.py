@@ -38,8 +38,10 @@ blocks (partial tiles) get their own traces; otherwise every block gets its own.
 depend on cache state, so it is computed first (``_schedule``); then each SM's L1 runs on its own over that
 SM's loads (its state stays in the host's caches), and finally the L2 sees every SM's L2-bound requests in
 global issue order (``_l2_pass``); all in numba. ``max_blocks`` simulates only the first blocks in launch
-order and scales the counters up, and a launch that would make more than ``budget`` cache accesses is
-sampled the same way to whole waves; the result then says ``sampled: True``.
+order, and a launch that would make more than ``budget`` cache accesses is sampled the same way to whole
+waves; the result then says ``sampled: True``. Sampling extrapolates in steady state: a second, shorter prefix
+(half as many blocks, whole waves) is simulated too and the blocks not simulated are charged at the rate
+between the two prefixes, so the cold misses of the first waves are counted once, not scaled up.
 """
 
 
@@ -584,19 +586,18 @@ def simulate_memory(
     tm_all, tn_all = spec.order(L.M, L.N)
     n_total = tm_all.shape[0]
     interior_all = ((tm_all + 1) * spec.BM <= L.M) & ((tn_all + 1) * spec.BN <= L.N)
-    # a shifted template has the same sectors per instruction only for whole-sector shifts, and the same lines per
-    # instruction (the L1 pass counts those up front) only for whole-line shifts
-    shiftable = bool(interior_all.any()) and (spec.BM * L.a_rs) % line_bytes == 0 and (spec.BN * L.b_cs) % line_bytes == 0 \
-        and (spec.BM * L.c_rs) % line_bytes == 0 and (spec.BN * L.c_cs) % line_bytes == 0
+    # A shifted template has the same sectors per instruction only for whole-sector shifts, and the same lines per
+    # instruction (the L1 pass counts those up front) only for whole-line shifts. Interior blocks are grouped by
+    # where their tile offsets fall inside a line (one class when every shift is whole lines; two for 16-float
+    # tiles, whose B and C offsets alternate between 0 and 64 bytes into a line); each class shares the template
+    # of its first block, moved by whole lines.
+    whole_sectors = bool(interior_all.any()) and all(
+        x % sector == 0 for x in (spec.BM * L.a_rs, spec.BN * L.b_cs, spec.BM * L.c_rs, spec.BN * L.c_cs))
 
-    # --- requests: one template for interior blocks (if blocks are whole-sector shifts of one another)
+    # --- requests: per offset class, one template for its interior blocks
     templates: list[Requests] = []
-    if shiftable:
-        templates.append(coalesce(spec.block_trace(L, 0, 0, spaces=[SPACE_GLOBAL]), sector))
-        per_block = int(templates[0].lines_per_instruction(spl).sum())
-    else:
-        first = coalesce(spec.block_trace(L, int(tm_all[0]), int(tn_all[0]), spaces=[SPACE_GLOBAL]), sector)
-        per_block = int(first.lines_per_instruction(spl).sum())
+    first = coalesce(spec.block_trace(L, int(tm_all[0]), int(tn_all[0]), spaces=[SPACE_GLOBAL]), sector)
+    per_block = int(first.lines_per_instruction(spl).sum())
     n_sim = n_total
     if max_blocks:
         n_sim = min(n_total, int(max_blocks))
@@ -604,12 +605,20 @@ def simulate_memory(
         wave = n_sm * blocks_per_sm
         n_sim = min(n_total, max(2 * wave, (budget // max(per_block, 1)) // wave * wave))
     tm, tn = tm_all[:n_sim], tn_all[:n_sim]
-    interior = interior_all[:n_sim] if shiftable else np.zeros(n_sim, bool)
+    interior = interior_all[:n_sim] if whole_sectors else np.zeros(n_sim, bool)
     off_bytes = _tile_offsets(spec, L, tm, tn)
     blk_tpl = np.empty(n_sim, np.int64)
     blk_off = np.zeros((n_sim, 3), np.int64)
-    blk_tpl[interior] = 0
-    blk_off[interior] = off_bytes[interior] // sector
+    if interior.any():
+        res = off_bytes % line_bytes
+        key = (res[:, 0] * line_bytes + res[:, 1]) * line_bytes + res[:, 2]
+        idx = np.flatnonzero(interior)
+        classes, first_of = np.unique(key[idx], return_index=True)
+        for c, f in zip(classes, idx[first_of]):
+            members = idx[key[idx] == c]
+            blk_tpl[members] = len(templates)
+            blk_off[members] = (off_bytes[members] - off_bytes[f]) // sector
+            templates.append(coalesce(spec.block_trace(L, int(tm[f]), int(tn[f]), spaces=[SPACE_GLOBAL]), sector))
     explicit = np.flatnonzero(~interior)
     size = sum(len(t.sectors) for t in templates)
     for b in explicit:
@@ -641,15 +650,38 @@ def simulate_memory(
     parts = l2_partitions(machine)
     if machine.l2_sets % parts:
         raise KernelError(f"{machine.name}: {machine.l2_sets} L2 sets do not split into {parts} partitions")
-    l2 = np.full((parts, machine.l2_sets // parts, machine.l2.ways), -1, np.int64)
-    cnt = np.zeros(_N_COUNTERS, np.int64)
     spl_shift = spl.bit_length() - 1
     l1_lines_per_tpl = np.array([int(t.lines_per_instruction(spl)[t.flags == 0].sum()) for t in templates], np.int64)
     n_slots = n_sm * blocks_per_sm
     first_round = (float(stagger) * np.arange(n_slots) / n_slots * int(tpl_ninst[0])).astype(np.int64)
-    _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, req_sec, n_slots, n_sm,
-         l1_sets, l1_ways, l2, spl_shift, cnt, l1_lines_per_tpl, first_round)
-    dirty_end = int(_dirty_sectors(l2))
+
+    def run_prefix(nb: int) -> tuple[np.ndarray, int]:
+        """Counters of the first ``nb`` blocks in launch order, from cold caches (and the dirty sectors left)."""
+        l2 = np.full((parts, machine.l2_sets // parts, machine.l2.ways), -1, np.int64)
+        cnt = np.zeros(_N_COUNTERS, np.int64)
+        _run(blk_tpl[:nb], blk_off[:nb], tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, req_sec, n_slots, n_sm,
+             l1_sets, l1_ways, l2, spl_shift, cnt, l1_lines_per_tpl, first_round)
+        return cnt, int(_dirty_sectors(l2))
+
+    cnt, dirty_end = run_prefix(n_sim)
+    cnt = cnt.astype(np.float64)
+    dirty = float(dirty_end)
+    n1 = 0
+    if n_sim < n_total:
+        # Steady-state sampling: the first blocks pay the cold misses of a whole launch (at N = 2048 all of B
+        # in row order), so scaling them up would count those misses n_total / n_sim times. Simulate a shorter
+        # prefix too (half, in whole waves) and extrapolate the remaining blocks at the rate between the two
+        # prefixes: cold misses and the tail of the last wave are counted once.
+        wave = n_slots
+        n1 = (n_sim // 2) // wave * wave if n_sim >= 2 * wave else n_sim // 2
+        if n1 >= 1:
+            c1, d1 = run_prefix(n1)
+            rest = (n_total - n_sim) / (n_sim - n1)
+            cnt = cnt + (cnt - c1) * rest
+            dirty = dirty + (dirty - d1) * rest
+        else:
+            cnt = cnt * (n_total / n_sim)
+            dirty *= n_total / n_sim
 
     # --- totals (global requests/sectors counted from the templates, so they need no per-access bookkeeping)
     n_req = int(sum(tpl_ninst[blk_tpl]))
@@ -657,7 +689,7 @@ def simulate_memory(
     n_sec = int(sec_per_tpl[blk_tpl].sum())
     l1c_per_tpl = np.array([t.l1_data_cycles(sector, machine.smem.bytes_per_clk) for t in templates], np.int64)
     l1_cycles = int(l1c_per_tpl[blk_tpl].sum())
-    scale = n_total / n_sim
+    scale = n_total / n_sim  # template-derived counts (exact per block); cache counters are extrapolated above
     s = sector
     rd_sec = cnt[_C_L2_SECTORS_RD]
     lookups = cnt[_C_L2_LOOKUP]
@@ -665,34 +697,35 @@ def simulate_memory(
     c = {
         "blocks": n_total,
         "blocks_simulated": n_sim,
+        "blocks_prefix_for_rate": n1,
         "sampled": n_sim < n_total,
         "blocks_per_sm": blocks_per_sm,
         "waves": -(-n_total // (n_sm * blocks_per_sm)),
-        "rounds": int(cnt[_C_ROUNDS]),
+        "rounds": int(round(cnt[_C_ROUNDS])),
         "l1_bytes": l1_size,
         "global_requests": n_req * scale,
         "global_sectors": n_sec * scale,
         "sectors_per_request": n_sec / n_req if n_req else float("nan"),
         "l1_data_cycles": l1_cycles * scale,
-        "l1_sectors_hit": cnt[_C_L1_HIT] * scale,
-        "l1_sectors_missed": cnt[_C_L1_MISS] * scale,
+        "l1_sectors_hit": cnt[_C_L1_HIT],
+        "l1_sectors_missed": cnt[_C_L1_MISS],
         "l1_hit_rate": cnt[_C_L1_HIT] / l1_sec if l1_sec else float("nan"),
-        "l2_sectors_read": rd_sec * scale,
-        "l2_sectors_written": cnt[_C_L2_WR] * scale,
+        "l2_sectors_read": rd_sec,
+        "l2_sectors_written": cnt[_C_L2_WR],
         "l2_partitions": parts,
-        "l2_lookups": lookups * scale,
-        "l2_read_hits": cnt[_C_L2_RD_HIT] * scale,
-        "l2_far_hits": cnt[_C_L2_FAR_HIT] * scale,
-        "l2_read_misses": cnt[_C_L2_RD_MISS] * scale,
+        "l2_lookups": lookups,
+        "l2_read_hits": cnt[_C_L2_RD_HIT],
+        "l2_far_hits": cnt[_C_L2_FAR_HIT],
+        "l2_read_misses": cnt[_C_L2_RD_MISS],
         "l2_hit_rate": cnt[_C_L2_RD_HIT] / lookups if lookups else float("nan"),
         "l2_chip_hit_rate": 1 - cnt[_C_L2_RD_MISS] / rd_sec if rd_sec else float("nan"),  # served by either partition
-        "l2_bytes": (rd_sec + cnt[_C_L2_WR]) * s * scale,
-        "dram_bytes_read": cnt[_C_L2_RD_MISS] * s * scale,
-        "dram_bytes_read_A": cnt[_C_L2_MISS_A + OP_A] * s * scale,
-        "dram_bytes_read_B": cnt[_C_L2_MISS_A + OP_B] * s * scale,
-        "dram_bytes_read_C": cnt[_C_L2_MISS_A + OP_C] * s * scale,
-        "dram_bytes_written": (cnt[_C_DRAM_WR_EVICT] + dirty_end) * s * scale,
-        "l2_dirty_at_end_bytes": dirty_end * s * scale,
+        "l2_bytes": (rd_sec + cnt[_C_L2_WR]) * s,
+        "dram_bytes_read": cnt[_C_L2_RD_MISS] * s,
+        "dram_bytes_read_A": cnt[_C_L2_MISS_A + OP_A] * s,
+        "dram_bytes_read_B": cnt[_C_L2_MISS_A + OP_B] * s,
+        "dram_bytes_read_C": cnt[_C_L2_MISS_A + OP_C] * s,
+        "dram_bytes_written": (cnt[_C_DRAM_WR_EVICT] + dirty) * s,
+        "l2_dirty_at_end_bytes": dirty * s,
     }
     c["dram_bytes"] = c["dram_bytes_read"] + c["dram_bytes_written"]
     return MemoryResult(c)
