@@ -61,7 +61,7 @@ def fma(rows, cfg) -> Figure:
         ax.plot(ks, [r["fma_mean_err_u"] for r in rs], color=COLORS[inp], marker="o", label=f"{inp}/{acc} FMA")
         ax.plot(ks, [r["muladd_mean_err_u"] for r in rs], color=COLORS[inp], marker="x", linestyle="--", label=f"{inp}/{acc} mul + add")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("K")
     ax.set_ylabel("mean |C_hat - C| / (u |A||B|)")
     ax.set_title("mean error, in units of the accumulator's u", fontsize=10)
@@ -176,7 +176,7 @@ def quant(rows, cfg) -> Figure:
     lo, hi = ax.get_xlim()
     ax.set_xlim(lo, hi * 10)
     ax.set_xlabel("||Y_hat - Y||_F / ||Y||_F  (Y = X W, K = %d)" % cfg.quant_K)
-    ax.set_title("error against the fp64 product (weights with per-column scales)", fontsize=9)
+    ax.set_title("error against the fp64 product (weights with per-column scales)\nblue: float storage, orange: integer codes with scales", fontsize=9)
     ax.grid(True, axis="x", alpha=0.3)
     ax = axes[1]
     seen, labels, wb, dq = set(), [], [], []

@@ -353,9 +353,9 @@ def run_lab(path: str | Path | None = None, out_dir: str | Path | None = None, q
     out = Path(out_dir) if out_dir else Path("results") / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[dict]] = {}
-    for i, s in enumerate(chosen):
+    for s in chosen:
         t0 = time.perf_counter()
-        rows, _ = RUNNERS[s](cfg, np.random.default_rng(cfg.seed + i))
+        rows, _ = RUNNERS[s](cfg, np.random.default_rng(cfg.seed + STUDIES.index(s)))  # a study's data do not depend on which others run
         results[s] = rows
         write_csv(out / f"{s}.csv", rows)
         fig = F.FIGURES[s](rows, cfg)
