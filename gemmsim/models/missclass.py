@@ -15,7 +15,8 @@ geometries -- and is then a hit, counted nowhere here; so "capacity misses" can 
 compulsory" by nothing and fall short of it by those accesses.)
 
 ``MissClassifier`` follows one level: it keeps the level's set-associative LRU state, a fully associative LRU
-of the same capacity (a doubly linked list over line slots, O(1) per access) and the set of lines ever touched.
+of the same capacity (a doubly linked list over line slots, O(1) per access) and the set of lines ever touched
+(an open-addressing hash table).
 It is exact for LRU, write-allocate levels -- the same decisions as ``gemmsim.models.cache.Cache`` (tested
 against it and against a naive reference) -- and refuses other policies rather than guess.
 
@@ -32,8 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 from gemmsim.errors import GemmsimError
 from gemmsim.trace import ACCESS
@@ -43,11 +43,36 @@ COUNTERS = ("accesses", "loads", "stores", "misses", "compulsory", "capacity", "
 _ACC, _LD, _ST, _MISS, _COMP, _CAP, _CONF = range(7)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _slot_of(keys, line):
+    """Index of ``line`` in the open-addressing table ``keys`` (keys hold line + 1; 0 = empty), or of the empty
+    slot where it would go."""
+    mask = keys.shape[0] - 1
+    h = (np.uint64(line) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)
+    i = np.int64(h & np.uint64(mask))
+    while keys[i] != 0 and keys[i] != line + 1:
+        i = (i + 1) & mask
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _rehash(keys, vals, new_size):
+    nk = np.zeros(new_size, dtype=np.int64)
+    nv = np.zeros(new_size, dtype=np.int64)
+    for i in range(keys.shape[0]):
+        if keys[i] != 0:
+            j = _slot_of(nk, keys[i] - 1)
+            nk[j] = keys[i]
+            nv[j] = vals[i]
+    return nk, nv
+
+
 @njit(cache=True, nogil=True)
 def _classify(addr, size, isw, lo, hi, shift, sets, ways, tags, stamps, clock,
-              where, fa_line, fa_prev, fa_next, fa_state, cnt):  # fmt: skip
-    """One chunk through one level. ``fa_state`` = [head (MRU), tail (LRU), used slots]; ``where[line]`` is the FA slot
-    of a resident line, -1 for a line seen before but not resident. Returns the updated clock."""
+              keys, where, fa_line, fa_prev, fa_next, fa_state, cnt):  # fmt: skip
+    """One chunk through one level. ``fa_state`` = [head (MRU), tail (LRU), used slots, distinct lines]; the
+    open-addressing table ``keys``/``where`` maps a line to its FA slot if resident, -1 if seen before but not
+    resident (absent: never seen). The caller keeps the table at most half full. Returns the updated clock."""
     cap = fa_line.shape[0]
     nops = lo.shape[0]
     for i in range(addr.shape[0]):
@@ -85,9 +110,13 @@ def _classify(addr, size, isw, lo, hi, shift, sets, ways, tags, stamps, clock,
                 tags[victim] = line
                 stamps[victim] = clock
             # the fully associative LRU of the same capacity, and first touches
+            hslot = _slot_of(keys, line)
             slot = np.int64(-2)
-            if line in where:
-                slot = where[line]
+            if keys[hslot] != 0:
+                slot = where[hslot]
+            else:
+                keys[hslot] = line + 1
+                fa_state[3] += 1
             fa_hit = slot >= 0
             if not hit:
                 cnt[op, 3] += 1
@@ -116,14 +145,14 @@ def _classify(addr, size, isw, lo, hi, shift, sets, ways, tags, stamps, clock,
                     fa_state[2] += 1
                 else:  # evict the LRU line
                     slot = fa_state[1]
-                    where[fa_line[slot]] = -1
+                    where[_slot_of(keys, fa_line[slot])] = -1
                     p = fa_prev[slot]
                     fa_state[1] = p
                     if p >= 0:
                         fa_next[p] = -1
                     head = fa_state[0] if fa_state[0] != slot else -1
                 fa_line[slot] = line
-                where[line] = slot
+                where[hslot] = slot
                 fa_prev[slot] = -1
                 fa_next[slot] = head
                 if head >= 0:
@@ -170,23 +199,30 @@ class MissClassifier:
         self._tags = np.full(n, -1, dtype=np.int64)
         self._stamps = np.zeros(n, dtype=np.int64)
         self._clock = 0
-        self._where = Dict.empty(key_type=types.int64, value_type=types.int64)
+        self._keys = np.zeros(1 << 12, dtype=np.int64)
+        self._where = np.zeros(1 << 12, dtype=np.int64)
         self._fa_line = np.zeros(n, dtype=np.int64)
         self._fa_prev = np.full(n, -1, dtype=np.int64)
         self._fa_next = np.full(n, -1, dtype=np.int64)
-        self._fa_state = np.array([-1, -1, 0], dtype=np.int64)
+        self._fa_state = np.array([-1, -1, 0, 0], dtype=np.int64)
         self._cnt = np.zeros((len(self.operands), len(COUNTERS)), dtype=np.int64)
 
     def feed(self, chunk: np.ndarray) -> None:
         """Classify a chunk of ``gemmsim.trace.ACCESS`` records (the level's input stream)."""
         if not isinstance(chunk, np.ndarray) or chunk.dtype != ACCESS:
             raise TypeError("MissClassifier.feed() needs a numpy array of gemmsim.trace.ACCESS records")
-        if chunk.shape[0] == 0:
+        n = chunk.shape[0]
+        if n == 0:
             return
+        # at most this many new lines: every access touches ceil(size / line) + 1 lines at most
+        most = n * (int(chunk["size"].max()) // self.line_bytes + 2)
+        need = 2 * (int(self._fa_state[3]) + most)
+        if need > self._keys.shape[0]:
+            self._keys, self._where = _rehash(self._keys, self._where, 1 << (need - 1).bit_length())
         self._clock = _classify(
             chunk["addr"], chunk["size"], chunk["is_write"], self._lo, self._hi, self.shift, self.sets, self.ways,
-            self._tags, self._stamps, self._clock, self._where, self._fa_line, self._fa_prev, self._fa_next,
-            self._fa_state, self._cnt,
+            self._tags, self._stamps, self._clock, self._keys, self._where, self._fa_line, self._fa_prev,
+            self._fa_next, self._fa_state, self._cnt,
         )  # fmt: skip
 
     def counters(self) -> dict:

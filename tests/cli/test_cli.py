@@ -51,7 +51,10 @@ def test_trace_then_simulate_reproduces_the_seed_lab(capsys, tmp_path):
     d = json.loads(out)
     (l1,) = d["levels"]
     assert l1["loads"] + l1["stores"] == 1152 and l1["load_misses"] + l1["store_misses"] == 624
-    assert set(d) == {"levels", "memory"}
+    assert set(d) == {"levels", "memory", "tlbs", "miss_classes"}
+    # one set of 8 ways is fully associative: no miss can be a conflict miss
+    (mc,) = d["miss_classes"]
+    assert mc["total"]["misses"] == 624 and mc["total"]["conflict"] == 0
     assert set(l1) >= {"name", "loads", "stores", "load_hits", "load_misses", "store_hits", "store_misses", "writebacks", "evictions", "dirty_at_end"}
 
 
