@@ -156,6 +156,12 @@ class HopperSpec(TensorCoreSpec):
         return 4 * (self.consumers if self.schedule == "cooperative" else 1)
 
     @property
+    def mma_padding(self) -> float:
+        """wgmma computes 64 rows at a time: a warpgroup with 160 or 96 rows pays for 192 or 128 (cuBLAS's 160x192)."""
+        rows = self.BM // 2 if self.schedule == "cooperative" and self.split == "M" else self.BM
+        return (-(-rows // 64) * 64) / rows
+
+    @property
     def cluster_size(self) -> int:
         return self.cluster_m * self.cluster_n
 
@@ -216,8 +222,9 @@ def build_hopper(kernel: GPUKernel, p: HopperParams, dtype: str, machine=None) -
     coop_n = p.schedule == "cooperative" and p.split == "N"
     rows_per_wg = p.BM // 2 if coop_m else p.BM
     cols_per_wg = p.BN // 2 if coop_n else p.BN
-    if rows_per_wg % 64 or rows_per_wg < 64:
-        raise KernelError(f"hopper_ws: each consumer warpgroup needs a multiple of 64 rows (BM={p.BM}, {p.schedule}, split {p.split})")
+    if rows_per_wg % 32 or rows_per_wg < 32:
+        raise KernelError(f"hopper_ws: each consumer warpgroup needs a multiple of 32 rows (BM={p.BM}, {p.schedule}, split {p.split}); "
+                          "wgmma computes 64 at a time")
     if cols_per_wg % 8 or cols_per_wg < 8:
         raise KernelError(f"hopper_ws: each consumer warpgroup needs a multiple of 8 columns (BN={p.BN}, {p.schedule}, split {p.split})")
     k = _WGMMA_K[e]

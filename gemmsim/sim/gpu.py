@@ -420,7 +420,8 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
                          epilogue_clk=m.l2.hit_latency_cycles, transfer_clk=transfer)
     smt, pipe = None, None
     if isinstance(spec, TensorCoreSpec):  # the SM pipeline model: copies in flight, MMAs, barriers
-        pcost = _pipeline_cost(m, spec, steps, flops_step / rate, wf, lat, transfer, l2_bpc, min(grid, m.sms))
+        mma_clk = flops_step / rate * (spec.mma_padding if isinstance(spec, HopperSpec) else 1.0)
+        pcost = _pipeline_cost(m, spec, steps, mma_clk, wf, lat, transfer, l2_bpc, min(grid, m.sms))
         smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
                     l2_total, m.l2.bandwidth_gbps, sm=smt)

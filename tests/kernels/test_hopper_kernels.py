@@ -29,8 +29,12 @@ def test_kernel_names_give_the_tile(name, want):
 def test_a_320_row_tile_splits_its_columns_between_the_consumers():
     s = K.spec({"kernel_name": "nvjet_tst_320x128_64x3_2x1_v_bz_coopB_NNT"}, "bf16")
     assert (s.BM, s.BN, s.split, s.mma) == (320, 128, "N", (64, 64, 16))
-    with pytest.raises(KernelError):  # split by rows, each warpgroup would hold 160: not a multiple of 64
-        K.spec(HopperParams(BM=320, BN=128, split="M"), "bf16")
+    assert s.mma_padding == 1.0
+    # cuBLAS's 160x192: 160 rows per warpgroup, computed as 3 x 64
+    t = K.spec({"kernel_name": "nvjet_sm90_hsh_160x192_64x3_2x1_v_bz_coopB_NNN"}, "fp16")
+    assert t.mma_padding == pytest.approx(192 / 160)
+    with pytest.raises(KernelError):  # 48 rows per warpgroup: not a multiple of 32
+        K.spec(HopperParams(BM=96, BN=128, split="M"), "bf16")
 
 
 def test_a_name_without_a_tile_is_a_kernel_error():
@@ -62,7 +66,7 @@ def test_trace_reads_each_operand_tile_once_per_step_and_writes_c_once():
     assert len(np.unique(addrs)) == len(addrs) == 128 * 128 * 2 // 16
 
 
-@pytest.mark.parametrize("bad", [dict(BM=96), dict(BK=24), dict(BN=100)])
+@pytest.mark.parametrize("bad", [dict(BM=96), dict(BK=24), dict(BN=100), dict(BM=80, split="N")])
 def test_shapes_wgmma_cannot_run_are_kernel_errors(bad):
     with pytest.raises(KernelError):
         K.spec(HopperParams(**bad), "fp16")

@@ -17,7 +17,7 @@ def test_one_stage_exposes_the_copy_latency_and_more_stages_hide_it():
     r = {S: tc("h200", stages=S) for S in (1, 2, 3, 4)}
     assert r[1]["tflops"] < r[2]["tflops"] <= r[3]["tflops"] * 1.0001
     assert r[1]["pipe_copy_wait_clk"] > 0.5 * r[1]["pipe_copy_clk"]
-    assert r[4]["pipe_copy_wait_clk"] < 0.05 * r[4]["pipe_step_clk"]
+    assert r[4]["pipe_copy_wait_clk"] < 0.2 * r[1]["pipe_copy_wait_clk"]
 
 
 def test_one_resident_block_runs_at_the_hand_worked_step():
@@ -34,7 +34,7 @@ def test_shared_memory_override_sets_occupancy():
 
 
 def test_sustained_clock_scales_a_compute_bound_time():
-    h = load_machine("h200")
+    h = load_machine("h200").model_copy(update={"async_copy_bytes_per_clk": None, "clock_mhz_tensor_sustained": None})
     slow = h.model_copy(update={"clock_mhz_tensor_sustained": h.clock_mhz_tensor / 2})
     a, b = tc(h, stages=4), tc(slow, stages=4)
     assert a["bound"] == "compute"
