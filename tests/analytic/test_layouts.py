@@ -109,3 +109,19 @@ def test_gpu_transposed_operands():
     a = simulate_gpu("a100", "tensorcore", M=256, N=256, K=256, dtype="fp16")
     b = simulate_gpu("a100", "tensorcore", M=256, N=256, K=256, dtype="fp16", layout={"trans_a": True, "trans_b": True})
     assert a["dram_bytes"] == b["dram_bytes"] and a["global_sectors"] == b["global_sectors"]
+
+
+def test_set_histogram_figure_reads_the_rows():
+    from gemmsim.report.figures.layouts import set_histogram_figure
+
+    m = load_machine("haswell")
+    rows = []
+    for pad in (0, 16):
+        r = simulate_cpu(m, "ijk", 8, 512, 256, layout={"pad": pad})
+        r.update(machine="haswell", kernel="ijk", label=f"ijk pad {pad}", M=8, N=512, K=256, dtype="fp32", layout_pad=pad)
+        rows.append(r)
+    d = set_histogram_figure(rows, {"haswell": m})
+    assert d is not None and d.fig is not None
+    assert "256 lines fall into 2 sets, 240 more than their ways hold" in d.reading  # 2 sets x 128 lines, 8 ways each
+    assert "fall into 64 sets, 0 more" in d.reading
+    assert set_histogram_figure(rows[:1], {"haswell": m}) is None  # no padded partner: no figure

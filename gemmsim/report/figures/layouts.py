@@ -1,0 +1,66 @@
+"""Set-conflict figure (experiments/leading_dimension.yaml): how many lines of one column of B each L1 set receives,
+for the worst leading dimension of the run and the same N padded. Drawn only when the rows hold the same N with
+and without padding."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure  # noqa: E402
+
+from gemmsim.analytic.layouts import set_histogram  # noqa: E402
+from gemmsim.report.figures.common import Drawn  # noqa: E402
+from gemmsim.trace import Layout, LayoutSpec  # noqa: E402
+
+
+def _sets(n: int) -> str:
+    return f"{n} set" if n == 1 else f"{n} sets"
+
+
+def _layout(r: dict) -> Layout:
+    spec = {k[7:]: v for k, v in r.items() if k.startswith("layout_") and v is not None and k[7:] in LayoutSpec.model_fields}
+    return Layout.build(r["M"], r["N"], r["K"], r.get("dtype", "fp32"), LayoutSpec(**spec))
+
+
+def set_histogram_figure(rows: list[dict], machines: dict) -> Drawn | None:
+    """Lines of one B column per L1 set: unpadded (fewest sets) against padded, the ways as the capacity line."""
+    panels = []
+    for name, m in machines.items():
+        if getattr(m, "kind", None) != "cpu":
+            continue
+        rs = [r for r in rows if r.get("machine") == name and isinstance(r.get("b_column_sets_L1"), int)
+              and all(isinstance(r.get(x), int) for x in "MNK")]
+        key = lambda r: (r["N"], r["kernel"], tuple(sorted((k, str(v)) for k, v in r.items() if k.startswith("p_"))))  # noqa: E731
+        plain = [r for r in rs if not r.get("layout_pad")]
+        padded = {key(r): r for r in rs if r.get("layout_pad")}
+        cands = [r for r in plain if key(r) in padded]
+        if not cands:
+            continue
+        worst = min(cands, key=lambda r: (r["b_column_sets_L1"], r.get("L1_hit_rate", 1.0), -r["N"]))
+        panels.append((name, m, worst, padded[key(worst)]))
+    if not panels:
+        return None
+    fig = Figure(figsize=(10, 2.8 * len(panels)), layout="constrained")
+    axes = fig.subplots(len(panels), 2, squeeze=False)
+    reading = []
+    for row_axes, (name, m, bad, good) in zip(axes, panels):
+        l1 = m.caches[0]
+        texts = []
+        for ax, r in zip(row_axes, (bad, good)):
+            lay = _layout(r)
+            h = set_histogram(lay.b_base, lay.b_rs, lay.K, l1.line_bytes, l1.sets)
+            ax.bar(range(l1.sets), h, width=1.0, color="#0072B2" if r is bad else "#009E73")
+            ax.axhline(l1.ways, color="k", ls="--", lw=1, label=f"{l1.ways} ways: lines a set can hold")
+            ax.set_xlabel(f"{l1.name} set index (of {l1.sets})")
+            ax.set_ylabel("lines of one B column")
+            ldb = max(lay.b_rs, lay.b_cs) // lay.elem
+            ax.set_title(f"{name}: ldb = {ldb} ({r.get('label', r['kernel'])}), {_sets(int((h > 0).sum()))} used", fontsize=9)
+            ax.set_ylim(0, max(int(h.max()), l1.ways) * 1.3)
+            ax.legend(fontsize=7, loc="upper right")
+            over = int((h - l1.ways).clip(min=0).sum())
+            texts.append(f"ldb = {ldb}: the column's {int(h.sum())} lines fall into {_sets(int((h > 0).sum()))}, "
+                         f"{over} more than their ways hold (L1 hit rate {r.get('L1_hit_rate', float('nan')):.2f})")
+        reading.append(f"On {name}, " + "; ".join(texts) + ".")
+    fig.suptitle("Where one column of B lands in the L1 sets: a power-of-two stride against a padded one")
+    return Drawn("set_histogram", "Set histogram of one column of B", fig, " ".join(reading))
