@@ -106,7 +106,46 @@ WIDE_WAYS = 32
 
 def _no_tlb() -> tuple:
     none = np.zeros(1, dtype=np.int64)
-    return (False, none, none, none, np.zeros((1, 2), dtype=np.int64), none, 1, 1, 12)
+    return (False, none, none, none, np.zeros(1, dtype=np.uint64), np.zeros((1, 2), dtype=np.int64), none, 1, 1, 12)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fingerprint(key):
+    """The 8-bit fingerprint of a line or page number: 2..129, never 0 (invalid way) or 1 (no such way)."""
+    return np.uint64(2) + ((np.uint64(key) * _FPMUL) >> np.uint64(57))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fp_find(tags, fpw, base, frow, nw, key):
+    """The way of ``key`` in a set whose ways' fingerprints are packed 8 to a word in ``fpw[frow : frow + nw]``
+    (tags from ``tags[base]``), or -1: one comparison per 8 ways, a full tag read only for a candidate."""
+    q = _fingerprint(key) * _ONES8
+    for j in range(nw):
+        x = fpw[frow + j] ^ q
+        m = (x - _ONES8) & ~x & _HIGH8
+        while m:
+            k = j * 8 + np.int64(trailing_zeros(m) >> 3)
+            if tags[base + k] == key:
+                return k
+            m &= m - np.uint64(1)
+    return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fp_set(fpw, frow, way, key):
+    """Record ``key``'s fingerprint for ``way``."""
+    fi = frow + (way >> 3)
+    sb = np.uint64(8 * (way & 7))
+    fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (_fingerprint(key) << sb)
+
+
+def fingerprint_row(ways: int) -> np.ndarray:
+    """The empty fingerprint words of one set: 0 for each way (invalid), 1 for the byte slots past the last way."""
+    nw = (ways + 7) // 8
+    fp0 = np.zeros(nw, dtype=np.uint64)
+    for k in range(ways, 8 * nw):
+        fp0[k >> 3] |= np.uint64(1) << np.uint64(8 * (k & 7))
+    return fp0
 
 
 #: The ``tl`` argument of ``_run_small`` for a level without a TLB beside it (the TLB part is skipped).
@@ -140,7 +179,7 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     written, TLB records written); it stops before the first access that spans lines (the caller splits those,
     see ``split_lines``).
 
-    ``tl`` = (used, tags, stamps, mru, cnt, st, sets, ways, shift) of a one-copy TLB (``gemmsim.models.tlb``)
+    ``tl`` = (used, tags, stamps, mru, fpw, cnt, st, sets, ways, shift) of a one-copy TLB (``gemmsim.models.tlb``)
     whose pages are no smaller than the lines: when ``used``, every access is also looked up there in the same
     pass (what ``_tlb_run`` does; an access within one line is within one page), its misses written into
     ``tout`` from record ``wt`` on. Levels below L1 pass ``NO_TLB``.
@@ -172,7 +211,8 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     w = 0
     run_ln = np.int64(-1)  # the line the previous access left cached (-1: none), and its slot in tags
     run_at = np.int64(0)
-    used, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift = tl
+    used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
+    tnw = (tways + 7) >> 3
     tpow2 = (tsets & (tsets - 1)) == 0
     tmask = tsets - 1
     tclock = tst[0]
@@ -209,11 +249,7 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
             if ttags[tb + tmru[ts]] == pg:
                 thits += 1
             else:
-                th = -1
-                for k in range(tways):
-                    if ttags[tb + k] == pg:
-                        th = k
-                        break
+                th = _fp_find(ttags, tfpw, tb, ts * tnw, tnw, pg)
                 if th >= 0:
                     tstamps[tb + th] = tclock
                     tmru[ts] = th
@@ -229,6 +265,7 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
                     ttags[tb + v] = pg
                     tstamps[tb + v] = tclock
                     tmru[ts] = v
+                    _fp_set(tfpw, ts * tnw, v, pg)
                     tout[2 * wt] = inp[2 * i]
                     tout[2 * wt + 1] = meta | np.uint64(1) if (meta & _M32) == 0 else meta
                     wt += 1

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numba import njit
 
-from gemmsim.models.cache import _POLICY_CODE, POLICIES, Cache, CacheConfigError, _run_small, as_words
+from gemmsim.models.cache import _POLICY_CODE, NO_TLB, POLICIES, Cache, CacheConfigError, _run_small, as_words
 from gemmsim.models.tlb import TLB, _tlb_run
 from gemmsim.trace import ACCESS
 
@@ -87,20 +87,20 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
     """The first TLB level and L1 over ``n`` records (flat uint64 words, see ``gemmsim.models.cache.as_words``).
 
     ``l1`` = (tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate) of a
-    ``_run_small`` cache; ``tl`` = (used, tags, stamps, mru, cnt, st, sets, ways, shift) of a one-copy TLB.
+    ``_run_small`` cache; ``tl`` = (used, tags, stamps, mru, fpw, cnt, st, sets, ways, shift) of a one-copy TLB.
     L1's records are written into ``out`` from record ``w`` on, the TLB's misses into ``tout`` from ``wt``;
     returns the new (w, wt). With pages no smaller than lines, the TLB lookups run inside L1's pass; otherwise
     in a pass of their own. An access that spans lines (pages) is cut into one access per line (page) here, one
     piece at a time through ``scratch`` (two words), exactly as ``split_lines`` cuts it for the chunked path.
     """
-    used, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift = tl
-    off = (False, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift)
+    used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
+    off = (False, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift)
     tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate = l1
     together = used and tshift >= shift
     if used and not together:
         pos = 0
         while pos < n:
-            pos, k = _tlb_run(words, pos, n, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
+            pos, k = _tlb_run(words, pos, n, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
             wt += k
             if pos < n:
                 wt = _tlb_pieces(words, pos, tl, tout, wt, scratch)
@@ -131,7 +131,7 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
 @njit(cache=True, nogil=True)
 def _tlb_pieces(words, pos, tl, tout, wt, scratch):
     """Look up record ``pos`` in the TLB one page at a time (it spans pages); returns the new ``wt``."""
-    used, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift = tl
+    used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
     a = np.int64(words[2 * pos])
     meta = words[2 * pos + 1]
     if (meta >> np.uint64(32)) & np.uint64(0xFF) == 2:
@@ -141,7 +141,7 @@ def _tlb_pieces(words, pos, tl, tout, wt, scratch):
         size = _piece_size(a, end, tshift)
         scratch[0] = np.uint64(a)
         scratch[1] = (meta & ~_M32) | np.uint64(size)
-        _, k = _tlb_run(scratch, 0, 1, ttags, tstamps, tmru, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
+        _, k = _tlb_run(scratch, 0, 1, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
         wt += k
         a += size
     return wt
@@ -246,10 +246,9 @@ class Hierarchy:
               c.write_back, c.write_allocate)  # fmt: skip
         if self.tlbs:
             t = self.tlbs[0]
-            tl = (True, t._tags, t._stamps, t._mru, t._cnt, t._st, t.sets, t.ways, t._shift)
+            tl = (True, t._tags, t._stamps, t._mru, t._fpw, t._cnt, t._st, t.sets, t.ways, t._shift)
         else:
-            none = np.zeros(1, dtype=np.int64)
-            tl = (False, none, none, none, np.zeros((1, 2), dtype=np.int64), none, 1, 1, 12)
+            tl = NO_TLB
         return l1, tl
 
     def _below(self, l1_out: np.ndarray, tlb_out: np.ndarray) -> None:

@@ -14,20 +14,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gemmsim.models.cache import CacheConfigError, as_words, split_lines
+from gemmsim.models.cache import CacheConfigError, _fp_find, _fp_set, as_words, fingerprint_row, split_lines
 from gemmsim.trace import ACCESS
 
 
 @njit(cache=True, nogil=True)
-def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copies, out):
+def _tlb_run(inp, start, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, copies, out):
     """Look up accesses start..n-1, each within one page; write the missed lookups into out; return (next access,
     records written). Stops before the first access that crosses a page (the caller splits those).
 
     ``inp``/``out`` are ACCESS records as flat uint64 words (``gemmsim.models.cache.as_words``); out has room for
     one record per access. tags[(copy*sets + set)*ways + way] = page number or -1; stamps = time of last use (0
     when empty, so empty ways are filled first); mru[copy*sets + set] = the way hit last, checked first (pages are
-    reused in long runs); cnt[copy] = [hits, misses]; st = [clock].
+    reused in long runs); fpw[(copy*sets + set)*nw + j] packs an 8-bit fingerprint of each way's page, 8 ways a
+    word (``gemmsim.models.cache._fp_find``: a 48-way TLB is searched in 6 comparisons); cnt[copy] = [hits,
+    misses]; st = [clock].
     """
+    nw = (ways + 7) >> 3
     pow2 = (sets & (sets - 1)) == 0
     mask = sets - 1
     clock = st[0]
@@ -57,11 +60,7 @@ def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copie
             else:
                 cnt[cp, 0] += 1
             continue
-        hit = -1
-        for k in range(ways):
-            if tags[base + k] == pg:
-                hit = k
-                break
+        hit = _fp_find(tags, fpw, base, row * nw, nw, pg)
         if hit >= 0:
             stamps[base + hit] = clock
             mru[row] = hit
@@ -83,6 +82,7 @@ def _tlb_run(inp, start, n, tags, stamps, mru, cnt, st, sets, ways, shift, copie
         tags[base + v] = pg
         stamps[base + v] = clock
         mru[row] = v
+        _fp_set(fpw, row * nw, v, pg)
         out[2 * w] = inp[2 * i]
         out[2 * w + 1] = meta | np.uint64(1) if (meta & np.uint64(0xFFFFFFFF)) == 0 else meta
         w += 1
@@ -133,6 +133,8 @@ class TLB:
         self._tags = np.empty(n, dtype=np.int64)
         self._stamps = np.empty(n, dtype=np.int64)
         self._mru = np.empty(self.copies * self.sets, dtype=np.int64)
+        self._fp0 = fingerprint_row(self.ways)
+        self._fpw = np.empty(self.copies * self.sets * self._fp0.shape[0], dtype=np.uint64)
         self._cnt = np.empty((self.copies, 2), dtype=np.int64)
         self._st = np.empty(1, dtype=np.int64)
         self._out = np.empty(0, dtype=ACCESS)
@@ -157,6 +159,7 @@ class TLB:
         self._tags.fill(-1)
         self._stamps.fill(0)
         self._mru.fill(0)
+        self._fpw.reshape(self.copies * self.sets, -1)[:] = self._fp0
         self._cnt.fill(0)
         self._st[0] = 0
 
@@ -169,7 +172,7 @@ class TLB:
             raise CacheConfigError(f"TLB {self.name!r}: an access comes from a core beyond its {self.copies} copies")
         if self._out.shape[0] < n + 64:
             self._out = np.empty(n + 64, dtype=ACCESS)
-        args = (self._tags, self._stamps, self._mru, self._cnt, self._st, self.sets, self.ways, self._shift, self.copies)
+        args = (self._tags, self._stamps, self._mru, self._fpw, self._cnt, self._st, self.sets, self.ways, self._shift, self.copies)
         pos, w = _tlb_run(as_words(chunk), 0, n, *args, self._out.view(np.uint64))
         if pos >= n:
             return self._out[:w]

@@ -80,3 +80,17 @@ def test_from_level_and_errors():
         TLB("X", 4, 4, 3000, 8)
     with pytest.raises(ValueError):
         TLB("X", 0, 4, 4096, 8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sets=st.sampled_from([1, 2, 5]), ways=st.integers(9, 64), page=st.sampled_from([64, 256]), trace=page_traces(),
+       cores=st.sampled_from([1, 3]), seed=st.integers(0, 2**32 - 1))  # fmt: skip
+def test_many_ways_match_reference(sets, ways, page, trace, cores, seed):
+    """More than 8 ways: the fingerprint lookup spans several words (a 48-way DTLB, as on Neoverse N1); per-core
+    copies keep separate fingerprints."""
+    rng = np.random.default_rng(seed)
+    trace = [(a, s, k, int(rng.integers(0, cores))) for a, s, k, _ in trace]
+    t = TLB("DTLB", sets, ways, page, 8, copies=cores)
+    refs = RefTLB(sets, ways, page, copies=cores)
+    assert records(t.feed(chunk_of(trace))) == [m for a in trace for m in refs.access(*a)]
+    assert [(c["hits"], c["misses"]) for c in t.core_counters()] == list(zip(refs.hits, refs.misses))
