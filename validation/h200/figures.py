@@ -1,8 +1,8 @@
 """Model-against-measurement figures for validation/h200/README.md.
 
 Usage (from the repository root): python validation/h200/figures.py
-Writes validation/h200/figures/{occupancy,wavefronts,sectors,waves,l2_raster}.png from the CSVs beside this
-script and gemmsim's models (matplotlib object API, Agg backend).
+Writes validation/h200/figures/{occupancy,wavefronts,sectors,waves,l2_raster,chain_waves,launch_order}.png from
+the CSVs beside this script (and in round3/) and gemmsim's models (matplotlib object API, Agg backend).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from gemmsim.machine import load_machine  # noqa: E402
 from gemmsim.models.banks import smem_wavefronts  # noqa: E402
 from gemmsim.models.coalesce import global_sectors  # noqa: E402
 from gemmsim.models.occupancy import occupancy  # noqa: E402
-from gemmsim.models.waves import wave_time  # noqa: E402
+from gemmsim.models.waves import chain_grid_cycles, wave_time  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "figures"
@@ -137,6 +137,60 @@ def fig_l2_raster() -> None:
     fig.savefig(OUT / "l2_raster.png", dpi=80)
 
 
+def fig_chain_waves(h) -> None:
+    """Round 3: FMA-chain blocks, time against grid, measured (dots) and model + launch overhead (lines)."""
+    data = list(csv.DictReader((HERE / "round3" / "waves3.csv").open()))
+    overhead_us = next(float(r["time_ms"]) for r in data if r["kernel"] == "empty") * 1e3
+    fig = Figure(figsize=(11, 7))
+    axes = fig.subplots(2, 2).ravel()
+    for ax, (threads, smem) in zip(axes, ((64, 0), (128, 0), (256, 0), (128, 24000))):
+        for i, chains in enumerate((1, 2, 4)):
+            pts = sorted((int(r["grid"]), float(r["time_ms"]) * 1e3) for r in data if r["kernel"] == "chains"
+                         and int(r["threads"]) == threads and int(r["smem_bytes"]) == smem and int(r["chains"]) == chains)
+            bps = next(int(r["blocks_per_sm"]) for r in data if r["kernel"] == "chains" and int(r["threads"]) == threads
+                       and int(r["smem_bytes"]) == smem)
+            steps = next(int(r["steps"]) for r in data if r["kernel"] == "chains")
+            g = np.array([p[0] for p in pts])
+            ax.plot(g, [p[1] for p in pts], ".", color=f"C{i}", ms=3, label=f"{chains} chain{'s' if chains > 1 else ''}, measured")
+            gg = np.unique(np.linspace(1, g.max(), 400).astype(int))
+            ax.plot(gg, [chain_grid_cycles(h, int(x), bps, threads, chains, steps).cycles / h.clock_mhz_max + overhead_us
+                         for x in gg], "-", color=f"C{i}", lw=0.8, label=f"{chains} chain{'s' if chains > 1 else ''}, model")
+        for k in range(1, 4):
+            ax.axvline(k * bps * h.sms, color="0.7", lw=0.6, ls=":")
+        extra = f", {smem} B smem" if smem else ""
+        ax.set(xlabel="grid (blocks)", ylabel="time (us)",
+               title=f"{threads} threads{extra}: {bps} blocks/SM (dotted: full waves)")
+        ax.legend(fontsize=7, ncol=2)
+    fig.suptitle("FMA-chain blocks on the H200 (8192 dependent FMAs per chain): model = oldest-first rate sharing, "
+                 "FMA latency 4.06 cycles", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(OUT / "chain_waves.png", dpi=80)
+
+
+def fig_launch_order() -> None:
+    """Round 3: DRAM bytes read by launch order, naive 16x16 and tiled 32x32 SGEMM, measured and model."""
+    meas = [r for r in csv.DictReader((HERE / "round3" / "order_l2.csv").open()) if r["run"] == "run3"]
+    mpath = HERE / "round3" / "model_order.csv"
+    model = list(csv.DictReader(mpath.open())) if mpath.is_file() else []
+    fig = Figure(figsize=(11, 4))
+    axes = fig.subplots(1, 2)
+    for ax, (kname, mname, title) in zip(axes, (("naive16", "naive", "naive, 16 x 16 threads, one C element each"),
+                                                 ("tiled32", "tiled_smem", "tiled, 32 x 32 shared-memory tiles"))):
+        for order, color in (("row", "C0"), ("column", "C1"), ("grouped", "C2")):
+            pts = sorted((int(r["N"]), int(r["dram_bytes_read"])) for r in meas if r["kernel"] == kname and r["order"] == order)
+            ax.plot([p[0] for p in pts], [p[1] / 1e9 for p in pts], "o-", color=color, label=f"{order}, measured")
+            mp = sorted((int(r["N"]), float(r["model_dram_bytes_read"])) for r in model
+                        if r["kernel"] == mname and r["order"] == order)
+            if mp:
+                ax.plot([p[0] for p in mp], [p[1] / 1e9 for p in mp], "x--", color=color, ms=8, label=f"{order}, model")
+        ax.set(xscale="log", yscale="log", xlabel="N", ylabel="DRAM bytes read (GB)", title=title)
+        ax.set_xticks([2048, 3072, 4096, 6144, 8192], labels=["2048", "3072", "4096", "6144", "8192"])
+        ax.legend(fontsize=7)
+    fig.suptitle("Launch order on the H200 (ncu dram__bytes_read.sum, cold L2) against gemmsim's memory model", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(OUT / "launch_order.png", dpi=80)
+
+
 def main() -> int:
     OUT.mkdir(exist_ok=True)
     h = load_machine("h200")
@@ -147,6 +201,8 @@ def main() -> int:
                  "32-byte sectors per warp request: model vs Nsight Compute")
     fig_waves(h)
     fig_l2_raster()
+    fig_chain_waves(h)
+    fig_launch_order()
     return 0
 
 
