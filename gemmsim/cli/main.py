@@ -23,7 +23,7 @@ from gemmsim.guards import DEFAULTS as DEFAULT_LIMITS
 from gemmsim.guards import parse_limit_args
 
 #: modules that add their own verbs through ``register(subparsers)``
-PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report", "gemmsim.cli.numerics", "gemmsim.cli.columns")
+PLUGIN_MODULES = ("gemmsim.cli.gpu", "gemmsim.cli.systolic", "gemmsim.cli.report", "gemmsim.cli.numerics", "gemmsim.cli.columns", "gemmsim.cli.lab")
 
 
 def _cmd_run(args) -> int:
