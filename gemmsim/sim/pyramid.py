@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
+import math
+import re
+from pathlib import Path
+
+from gemmsim.errors import MachineFileError
 from gemmsim.kernels.pyramid import chase_trace
 from gemmsim.models.hierarchy import Hierarchy
 from gemmsim.schema import Bytes, Strict
@@ -23,6 +28,10 @@ class ChaseParams(Strict):
     working_set: Bytes = Field(32768, description="Bytes the chase cycles through ('32KiB', '64MiB').")
     passes: int = Field(2, ge=1, le=64, description="Measured passes around the cycle (after one warm-up pass).")
     seed: int = Field(0, ge=0, description="Seed of the random cycle.")
+    measured: str | None = Field(
+        None, description="A machine file written by `machines detect --measure` whose latency staircase (its comments) "
+        "is put beside the model: measured_latency_ns at the same working set (log-interpolated).",
+    )
 
 
 KERNELS = {"chase": ChaseParams}
@@ -70,6 +79,37 @@ def simulate_chase(machine, p: ChaseParams) -> dict:
     return row
 
 
+def measured_columns(path: str, working_set: int, model_ns: float) -> dict:
+    """The measured staircase of a ``machines detect --measure`` file at ``working_set`` (log-log interpolation
+    between its points), whether that size is one the file's latencies were set from (``fit_point``: those sizes
+    are inputs of the model, not checks of it), and model / measured."""
+    from gemmsim.machine.detect import read_measured_comments
+
+    f = Path(path)
+    try:
+        text = f.read_text()
+    except OSError as err:
+        raise MachineFileError(f"cannot read the measured staircase: {err}", source=str(f)) from None
+    stair = sorted(read_measured_comments(text)["staircase"])
+    if not stair:
+        raise MachineFileError("no '# staircase:' lines (write the file with `gemmsim machines detect --measure`)", source=str(f))
+    fit = {int(x) for x in re.findall(r"pointer chase over (\d+) B", text)}
+    sizes = [s for s, _ in stair]
+    if working_set <= sizes[0] or working_set >= sizes[-1]:
+        ns = stair[0][1] if working_set <= sizes[0] else stair[-1][1]
+    else:
+        i = next(k for k, s in enumerate(sizes) if s >= working_set)
+        (s0, y0), (s1, y1) = stair[i - 1], stair[i]
+        t = (math.log(working_set) - math.log(s0)) / (math.log(s1) - math.log(s0))
+        ns = math.exp(math.log(y0) + t * (math.log(y1) - math.log(y0)))
+    near_fit = any(abs(math.log2(working_set / s)) < 0.5 for s in fit)
+    return {"measured_latency_ns": ns, "model_over_measured": model_ns / ns, "fit_point": near_fit}
+
+
 def run_case(machine, case) -> dict:
     """Runner entry point for the chase kernel."""
-    return simulate_chase(machine, ChaseParams(**case.params))
+    p = ChaseParams(**case.params)
+    row = simulate_chase(machine, p)
+    if p.measured:
+        row.update(measured_columns(p.measured, p.working_set, row["avg_latency_ns"]))
+    return row

@@ -33,3 +33,22 @@ def test_staircase_matches_the_machine_latencies():
     assert big["avg_cache_latency_cycles"] == pytest.approx(m.dram.latency_ns * m.clock_ghz, rel=1e-9)
     assert big["avg_tlb_cycles"] > 0
     assert l1["avg_latency_cycles"] < l2["avg_latency_cycles"] < big["avg_latency_cycles"]
+
+
+def test_measured_staircase_beside_the_model(tmp_path):
+    from gemmsim.errors import MachineFileError
+    from gemmsim.sim.pyramid import measured_columns
+
+    f = tmp_path / "m.yaml"
+    f.write_text("# latency staircase (working set bytes, ns per dependent load):\n#   staircase: 4096 2.0\n#   staircase: 16384 8.0\n"
+                 "sources:\n- 'caches[0].latency_cycles = 8 by pointer chase over 4096 B (random cycle of lines)'\n")
+    # 8192 B is half-way between 4096 and 16384 in log2: log-log interpolation gives sqrt(2 * 8) = 4 ns
+    c = measured_columns(str(f), 8192, 6.0)
+    assert c["measured_latency_ns"] == pytest.approx(4.0) and c["model_over_measured"] == pytest.approx(1.5)
+    assert c["fit_point"] is False and measured_columns(str(f), 4096, 2.0)["fit_point"] is True
+    assert measured_columns(str(f), 1 << 20, 8.0)["measured_latency_ns"] == 8.0  # beyond the last point: its value
+    (tmp_path / "none.yaml").write_text("kind: cpu\n")
+    with pytest.raises(MachineFileError):
+        measured_columns(str(tmp_path / "none.yaml"), 4096, 1.0)
+    with pytest.raises(MachineFileError):
+        measured_columns(str(tmp_path / "missing.yaml"), 4096, 1.0)
