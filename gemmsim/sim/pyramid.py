@@ -67,7 +67,7 @@ def simulate_chase(machine, p: ChaseParams) -> dict:
     row = {
         "flops": 0.0, "dram_bytes": float(mem * line), "intensity_flop_per_byte": 0.0, "time_s": time_s, "gflops": 0.0,
         "peak_fraction": 0.0, "bound": "latency",
-        "working_set_bytes": p.working_set, "loads": loads, "served_by": served,
+        "chase_bytes": p.working_set, "loads": loads, "served_by": served,
         "avg_latency_cycles": total / loads, "avg_latency_ns": total / loads / machine.clock_ghz,
         "avg_cache_latency_cycles": cycles / loads, "avg_tlb_cycles": tlb_cycles / loads,
         "dram_latency_cycles": dram_cycles,

@@ -71,7 +71,7 @@ def pyramid_figure(rows: list[dict]) -> Drawn | None:
     measured staircase, the measurement beside it (hollow markers: sizes the machine file's latencies were set from)."""
     from gemmsim.report.figures.common import _finite, style
 
-    rs = [r for r in rows if _finite(r.get("avg_latency_ns")) and _finite(r.get("working_set_bytes"))]
+    rs = [r for r in rows if _finite(r.get("avg_latency_ns")) and _finite(r.get("chase_bytes"))]
     if not rs:
         return None
     fig = Figure(figsize=(7.5, 4.5), layout="constrained")
@@ -79,17 +79,17 @@ def pyramid_figure(rows: list[dict]) -> Drawn | None:
     reading = []
     machines = list(dict.fromkeys(r["machine"] for r in rs))
     for i, m in enumerate(machines):
-        pts = sorted((r for r in rs if r["machine"] == m), key=lambda r: r["working_set_bytes"])
+        pts = sorted((r for r in rs if r["machine"] == m), key=lambda r: r["chase_bytes"])
         st = style(i)
         name = m.rsplit("/", 1)[-1].removesuffix(".yaml")
-        xs = [p["working_set_bytes"] for p in pts]
+        xs = [p["chase_bytes"] for p in pts]
         ax.plot(xs, [p["avg_latency_ns"] for p in pts], label=f"{name} (model)", **st)
         meas = [p for p in pts if _finite(p.get("measured_latency_ns"))]
         if meas:
-            ax.plot([p["working_set_bytes"] for p in meas], [p["measured_latency_ns"] for p in meas], ls="--", color=st["color"],
+            ax.plot([p["chase_bytes"] for p in meas], [p["measured_latency_ns"] for p in meas], ls="--", color=st["color"],
                     lw=1.2, label=f"{name} (measured)")
             fit = [p for p in meas if p.get("fit_point")]
-            ax.scatter([p["working_set_bytes"] for p in fit], [p["measured_latency_ns"] for p in fit], facecolors="none",
+            ax.scatter([p["chase_bytes"] for p in fit], [p["measured_latency_ns"] for p in fit], facecolors="none",
                        edgecolors=st["color"], s=60, zorder=3)
             held = [p for p in meas if not p.get("fit_point")]
             if held:
@@ -97,7 +97,7 @@ def pyramid_figure(rows: list[dict]) -> Drawn | None:
                 worst = max(held, key=lambda p: abs(p["model_over_measured"] - 1))
                 reading.append(f"{name}: on the {len(held)} sizes not used to set the machine file, the model is within "
                                f"{sorted(err)[len(err) // 2]:.0%} of the measurement at the median and off by "
-                               f"{worst['model_over_measured']:.2f}x at worst ({worst['working_set_bytes']:,} B)")
+                               f"{worst['model_over_measured']:.2f}x at worst ({worst['chase_bytes']:,} B)")
         reading.append(f"{name}: {pts[0]['avg_latency_ns']:.3g} ns at {xs[0]:,} B ({pts[0]['served_by']}) to "
                        f"{pts[-1]['avg_latency_ns']:.3g} ns at {xs[-1]:,} B ({pts[-1]['served_by']})")
     ax.set_xscale("log", base=2)
