@@ -68,8 +68,16 @@ def build(quiet: bool = True) -> tuple[dict, int]:
         except GemmsimError as err:
             if not quiet:
                 print(f"  skipped {lab} {params}: {err}", file=sys.stderr)
-    # the roofline's machine menu offers only the machines of the grid
-    data["presets?"]["all_machines"] = GRID["roofline"][1]["machine"]
+    # the machine menus offer only the machines of the grid
+    menus = {"blocking": "cpu_machines", "roofline": "all_machines", "bank": "gpu_machines", "wave": "gpu_machines"}
+    offered: dict[str, list[str]] = {}
+    for lab, menu in menus.items():
+        if lab in GRID:
+            base, vary = GRID[lab]
+            for m in vary.get("machine", [base["machine"]]):
+                if m not in offered.setdefault(menu, []):
+                    offered[menu].append(m)
+    data["presets?"].update(offered)
     return data, n
 
 

@@ -53,7 +53,7 @@ function setText(id, text, value) {
 // ---------------------------------------------------------------- a small plotting helper (canvas)
 function plot(canvas, o) {
   const ctx = canvas.getContext("2d");
-  const W = canvas.width, H = canvas.height, L = 62, R = 14, T = 22, B = 40;
+  const W = canvas.width, H = canvas.height, L = o.left || 62, R = 14, T = 22, B = 40;
   ctx.clearRect(0, 0, W, H);
   ctx.font = "12px sans-serif";
   const tx = o.xlog ? Math.log10 : (v) => v, ty = o.ylog ? Math.log10 : (v) => v;
@@ -63,11 +63,14 @@ function plot(canvas, o) {
   ctx.strokeStyle = "#ccd3de"; ctx.fillStyle = "#5d6677"; ctx.lineWidth = 1;
   const ticks = (lo, hi, log) => {
     const out = [];
-    if (log) { for (let e = Math.ceil(lo); e <= Math.floor(hi); e++) out.push(10 ** e); }
+    if (log) {
+      const mult = hi - lo < 2.5 ? [1, 2, 5] : [1];
+      for (let e = Math.floor(lo); e <= Math.ceil(hi); e++) for (const m of mult) { const v = m * 10 ** e; if (Math.log10(v) >= lo && Math.log10(v) <= hi) out.push(v); }
+    }
     else { const step = niceStep((hi - lo) / 6); for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(v); }
     return out;
   };
-  for (const v of ticks(x0, x1, o.xlog)) {
+  for (const v of o.xticks || ticks(x0, x1, o.xlog)) {
     ctx.beginPath(); ctx.moveTo(X(v), T); ctx.lineTo(X(v), H - B); ctx.stroke();
     ctx.textAlign = "center"; ctx.fillText(o.xfmt ? o.xfmt(v) : fmtTick(v), X(v), H - B + 14);
   }
@@ -80,7 +83,7 @@ function plot(canvas, o) {
   for (const v of o.vlines || []) {
     ctx.strokeStyle = v.color || "#888"; ctx.setLineDash([5, 4]);
     ctx.beginPath(); ctx.moveTo(X(v.x), T); ctx.lineTo(X(v.x), H - B); ctx.stroke(); ctx.setLineDash([]);
-    ctx.fillStyle = v.color || "#555"; ctx.textAlign = "left"; ctx.fillText(v.label, X(v.x) + 3, T + 10);
+    ctx.fillStyle = v.color || "#555"; ctx.textAlign = "left"; ctx.fillText(v.label, X(v.x) + 3, H - B - 6);
   }
   let ly = T + 4;
   for (const s of o.series) {
@@ -92,14 +95,18 @@ function plot(canvas, o) {
     });
     ctx.stroke();
     if (s.dots) for (const [x, y] of s.pts) { ctx.fillStyle = s.color; ctx.beginPath(); ctx.arc(X(x), Y(y), 2.5, 0, 7); ctx.fill(); }
-    if (s.label) { ctx.fillStyle = s.color; ctx.textAlign = "right"; ctx.fillText(s.label, W - R - 4, (ly += 14)); }
+    if (s.label) { ctx.fillStyle = s.color; ctx.textAlign = "left"; ctx.fillText(s.label, L + 6, (ly += 14)); }
   }
   for (const p of o.points || []) {
     ctx.fillStyle = p.color; ctx.strokeStyle = "#1d2330"; ctx.lineWidth = 1; ctx.beginPath();
     if (p.shape === "tri") { ctx.moveTo(X(p.x), Y(p.y) - 6); ctx.lineTo(X(p.x) - 5.5, Y(p.y) + 4); ctx.lineTo(X(p.x) + 5.5, Y(p.y) + 4); ctx.closePath(); }
     else ctx.arc(X(p.x), Y(p.y), p.r || 5, 0, 7);
     ctx.fill(); ctx.stroke();
-    if (p.label) { ctx.fillStyle = "#1d2330"; ctx.textAlign = "left"; ctx.fillText(p.label, X(p.x) + 7, Y(p.y) - 6 + (p.dy || 0)); }
+    if (p.label) {
+      const right = X(p.x) > W - 170;  // near the right edge: write the label to the left of the point
+      ctx.fillStyle = "#1d2330"; ctx.textAlign = right ? "right" : "left";
+      ctx.fillText(p.label, X(p.x) + (right ? -8 : 7), Y(p.y) - 6 + (p.dy || 0));
+    }
   }
   ctx.lineWidth = 1;
 }
@@ -166,8 +173,9 @@ function cacheStateAt(i) {
 function drawCache() {
   const d = cache.data, i = cache.i, st = d.steps[i];
   const cv = $("cache-canvas"), ctx = cv.getContext("2d");
+  const n = Math.max(d.M, d.N, d.K), gap = 28, cw = Math.max(3, Math.floor(Math.min((cv.width - 2 * gap) / 3, 300) / n));
+  if (cv.height !== n * cw + 26) cv.height = n * cw + 26;
   ctx.clearRect(0, 0, cv.width, cv.height);
-  const n = Math.max(d.M, d.N, d.K), gap = 28, cw = Math.max(3, Math.floor(Math.min((cv.width - 2 * gap) / 3, cv.height - 30) / n));
   const origin = { A: [0, 20], B: [n * cw + gap, 20], C: [2 * (n * cw + gap), 20] };
   const dims = { A: [d.M, d.K], B: [d.K, d.N], C: [d.M, d.N] };
   const fill = (m, r, c, color) => { const [ox, oy] = origin[m]; ctx.fillStyle = color; ctx.fillRect(ox + c * cw, oy + r * cw, cw, cw); };
@@ -284,15 +292,10 @@ LABS.blocking = {
     plot($("blk-canvas"), {
       xlog: true, ylog: true, xrange: xr, yrange: span(all, 2), series,
       xlabel: "block size b (b×b×b blocks)", ylabel: "bytes moved to the next level",
-      xfmt: (v) => String(v), yfmt: (v) => bytes(v),
+      xfmt: (v) => String(v), yfmt: (v) => bytes(v), xticks: xs,
       vlines: d.crossings.filter((x) => x.block >= xr[0] && x.block <= xr[1]).map((x, k) => ({ x: x.block, label: `3b²s = ${x.name}`, color: LEVEL_COLORS[k % 4] })),
       points: [{ x: c.block, y: Math.max(1, c.levels[c.levels.length - 1].traffic_bytes), color: "#d1453b", r: 6, label: `b = ${c.block}` }],
     });
-    // the x axis of a log plot only ticks at powers of ten: label the sweep's block sizes instead
-    const ctx = $("blk-canvas").getContext("2d");
-    ctx.fillStyle = "#5d6677"; ctx.textAlign = "center";
-    const W = 640, L = 62, R = 14, lx0 = Math.log10(xr[0]), lx1 = Math.log10(xr[1]);
-    for (const b of xs) ctx.fillText(String(b), L + ((Math.log10(b) - lx0) / (lx1 - lx0)) * (W - L - R), 330 - 40 + 26);
   },
 };
 
@@ -327,13 +330,19 @@ LABS.roofline = {
     const roofPts = [];
     for (let k = 0; k <= 60; k++) { const x = xr[0] * (xr[1] / xr[0]) ** (k / 60); roofPts.push([x, Math.min(d.peak_gflops, x * d.bw_gbps)]); }
     roofPts.push([d.ridge, d.peak_gflops]); roofPts.sort((a, b) => a[0] - b[0]);
-    const pts = d.ops.map((o, k) => ({ x: o.intensity, y: o.attainable_gflops, color: o.phase === "prefill" ? "#2f6fd6" : "#d1453b",
-      shape: o.phase === "prefill" ? "dot" : "tri", label: o.op, dy: (k % 3) * 11 - 8 }));
+    const groups = [];
+    for (const o of d.ops) {
+      const g = groups.find((g) => g.phase === o.phase && Math.abs(Math.log10(g.x / o.intensity)) < 0.04);
+      if (g) g.names.push(o.op); else groups.push({ phase: o.phase, x: o.intensity, y: o.attainable_gflops, names: [o.op] });
+    }
+    const pts = groups.map((g, k) => ({ x: g.x, y: g.y, color: g.phase === "prefill" ? "#2f6fd6" : "#d1453b",
+      shape: g.phase === "prefill" ? "dot" : "tri", label: g.names.join(", "), dy: g.phase === "prefill" ? 22 + 13 * (k % 2) : 0 }));
     plot($("roof-canvas"), {
       xlog: true, ylog: true, xrange: xr, yrange: [Math.min(...roofPts.map((p) => p[1])) / 2, d.peak_gflops * 3],
-      series: [{ pts: roofPts, color: "#1d2330", width: 2.5, label: `roof: ${d.params.machine} ${d.params.dtype} (● prefill, ▲ decode)` }],
+      series: [{ pts: roofPts, color: "#1d2330", width: 2.5, label: `roof: ${d.params.machine} ${d.params.dtype}; blue ● prefill, red ▲ decode` }],
       vlines: [{ x: d.ridge, label: "ridge " + d.ridge.toPrecision(3), color: "#888" }],
-      points: pts, xlabel: "arithmetic intensity (FLOP per DRAM byte, ideal traffic)", ylabel: "attainable GFLOP/s",
+      points: pts, xlabel: "arithmetic intensity (FLOP per DRAM byte, ideal traffic)", ylabel: "attainable FLOP/s",
+      yfmt: (v) => si(v * 1e9, "FLOP/s").replace(".00", ""), left: 84,
     });
   },
 };
