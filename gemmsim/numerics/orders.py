@@ -142,10 +142,13 @@ def _dot(arow, bcol, order, param, use_fma, p, emin, maxv, scratch):
             t = _seq(arow, bcol, k0, min(k0 + param, K), 1, use_fma, p, emin, maxv)
             c = add(c, t, p, emin, maxv)
         return c
-    if order == 2:  # lanes
+    if order == 2:  # lanes: lane l holds k = l, l + W, ...; the W chains are independent, so step them together
         W = min(param, K)
         for l in range(W):
-            scratch[l] = _seq(arow, bcol, l, K, W, use_fma, p, emin, maxv)
+            scratch[l] = 0.0
+        for k0 in range(0, K, W):
+            for l in range(min(W, K - k0)):
+                scratch[l] = _step(arow[k0 + l], bcol[k0 + l], scratch[l], use_fma, p, emin, maxv)
         return _tree(scratch, W, p, emin, maxv)
     if order == 3:  # split-K
         chunk = (K + param - 1) // param
