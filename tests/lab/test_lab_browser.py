@@ -205,3 +205,36 @@ def test_labs_in_chromium(browser, lab_url, shots):
     while _ticket(drv, "wave") <= before and time.time() < end:
         time.sleep(0.05)
     assert "BM=4 is outside" in _text(drv, "wave-error")
+
+
+def test_static_page_in_chromium(browser, tmp_path, monkeypatch):
+    """`gemmsim lab --static`: the same front end reads the embedded grid from a file:// page, no server."""
+    from gemmsim.lab import static_page
+
+    grid = {
+        "cache": (static_page.GRID["cache"][0], {"order": ["ijk", "ikj"]}),
+        "wave": (static_page.GRID["wave"][0], {"N": ["1536", "1664"]}),
+    }
+    monkeypatch.setattr(static_page, "GRID", grid)
+    out, n = static_page.write_static(tmp_path / "labs.html", quiet=True)
+    assert n == 4
+    drv = browser
+    drv.get(out.resolve().as_uri() + "#cache")
+    _wait(drv, "cache", 0)
+    assert "static page" in _text(drv, "source")
+    drv.find_element("id", "cache-last").click()
+    assert _text(drv, "cache-running") == "45.8 %"
+    _click(drv, "cache", "button[data-preset*='\"ikj\"']")
+    drv.find_element("id", "cache-last").click()
+    assert _text(drv, "cache-running") == "90.0 %"
+    drv.find_element("css selector", "button[data-tab=wave]").click()
+    _wait(drv, "wave", 0)
+    _click(drv, "wave", "button[data-preset*='\"N\":1536']")
+    assert _value(drv, "wave-waves") == 1
+    before = _ticket(drv, "wave")
+    drv.execute_script("const f = document.querySelector(`form[data-lab='wave']`); f.elements.N.value = '1600';"
+                       "f.dispatchEvent(new Event('change'));")
+    end = time.time() + 10
+    while _ticket(drv, "wave") <= before and time.time() < end:
+        time.sleep(0.05)
+    assert "not in the page's precomputed grid" in _text(drv, "wave-error")

@@ -79,7 +79,7 @@ function plot(canvas, o) {
     ctx.textAlign = "right"; ctx.fillText(o.yfmt ? o.yfmt(v) : fmtTick(v), L - 4, Y(v) + 4);
   }
   ctx.fillStyle = "#1d2330"; ctx.textAlign = "center"; ctx.fillText(o.xlabel, (L + W - R) / 2, H - 8);
-  ctx.save(); ctx.translate(13, (T + H - B) / 2); ctx.rotate(-Math.PI / 2); ctx.fillText(o.ylabel, 0, 0); ctx.restore();
+  ctx.save(); ctx.translate(12, (T + H - B) / 2); ctx.rotate(-Math.PI / 2); ctx.fillText(o.ylabel, 0, 0); ctx.restore();
   for (const v of o.vlines || []) {
     ctx.strokeStyle = v.color || "#888"; ctx.setLineDash([5, 4]);
     ctx.beginPath(); ctx.moveTo(X(v.x), T); ctx.lineTo(X(v.x), H - B); ctx.stroke(); ctx.setLineDash([]);
@@ -292,7 +292,7 @@ LABS.blocking = {
     plot($("blk-canvas"), {
       xlog: true, ylog: true, xrange: xr, yrange: span(all, 2), series,
       xlabel: "block size b (b×b×b blocks)", ylabel: "bytes moved to the next level",
-      xfmt: (v) => String(v), yfmt: (v) => bytes(v), xticks: xs,
+      xfmt: (v) => String(v), yfmt: (v) => bytes(v), xticks: xs, left: 86,
       vlines: d.crossings.filter((x) => x.block >= xr[0] && x.block <= xr[1]).map((x, k) => ({ x: x.block, label: `3b²s = ${x.name}`, color: LEVEL_COLORS[k % 4] })),
       points: [{ x: c.block, y: Math.max(1, c.levels[c.levels.length - 1].traffic_bytes), color: "#d1453b", r: 6, label: `b = ${c.block}` }],
     });
@@ -335,14 +335,16 @@ LABS.roofline = {
       const g = groups.find((g) => g.phase === o.phase && Math.abs(Math.log10(g.x / o.intensity)) < 0.04);
       if (g) g.names.push(o.op); else groups.push({ phase: o.phase, x: o.intensity, y: o.attainable_gflops, names: [o.op] });
     }
-    const pts = groups.map((g, k) => ({ x: g.x, y: g.y, color: g.phase === "prefill" ? "#2f6fd6" : "#d1453b",
-      shape: g.phase === "prefill" ? "dot" : "tri", label: g.names.join(", "), dy: g.phase === "prefill" ? 22 + 13 * (k % 2) : 0 }));
+    const seen = { prefill: 0, decode: 0 };
+    const pts = groups.sort((a, b) => a.x - b.x).map((g) => ({ x: g.x, y: g.y, color: g.phase === "prefill" ? "#2f6fd6" : "#d1453b",
+      shape: g.phase === "prefill" ? "dot" : "tri", label: g.names.join(", "),
+      dy: g.phase === "prefill" ? 22 + 14 * (seen.prefill++ % 2) : -14 * (seen.decode++ % 2) }));
     plot($("roof-canvas"), {
       xlog: true, ylog: true, xrange: xr, yrange: [Math.min(...roofPts.map((p) => p[1])) / 2, d.peak_gflops * 3],
       series: [{ pts: roofPts, color: "#1d2330", width: 2.5, label: `roof: ${d.params.machine} ${d.params.dtype}; blue ● prefill, red ▲ decode` }],
       vlines: [{ x: d.ridge, label: "ridge " + d.ridge.toPrecision(3), color: "#888" }],
       points: pts, xlabel: "arithmetic intensity (FLOP per DRAM byte, ideal traffic)", ylabel: "attainable FLOP/s",
-      yfmt: (v) => si(v * 1e9, "FLOP/s").replace(".00", ""), left: 84,
+      yfmt: (v) => si(v * 1e9, "FLOP/s").replace(/\.0+ /, " "), left: 96,
     });
   },
 };
