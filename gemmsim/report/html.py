@@ -345,14 +345,16 @@ def render_html(folder: str | Path) -> str:
         f"<li><b>{_e(cid)}</b> {_e(text) if text else '(not found in experiments/CLAIMS.md)'}</li>" for cid, text in claims
     )
     lesson = h.lesson.strip() if h else desc
-    if rows:
-        cols = table_columns(rows, list(h.columns) if h else None)
+    headline_table = ""
+    # one table per machine kind, as in the terminal: each kind has its own counters
+    for kind in dict.fromkeys(r.get("machine_kind", "") for r in rows):
+        krows = [r for r in rows if r.get("machine_kind", "") == kind]
+        cols = table_columns(krows, list(h.columns) if h else None)
         text_cols = {"machine", "label", "shape", "dtype", "bound", "host_ok", *(c for c, _ in cols if c.startswith("p_"))}
         head = "".join(f"<th class='{'text' if c in text_cols else ''}' title='{_e(_doc(c))}'>{_e(hd)}</th>" for c, hd in cols)
-        body = "".join("<tr>" + "".join(f"<td class='{'text' if c in text_cols else ''}'>{_e(cell(r, c))}</td>" for c, _ in cols) + "</tr>" for r in rows)
-        headline_table = f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
-    else:
-        headline_table = "<p>No rows.</p>"
+        body = "".join("<tr>" + "".join(f"<td class='{'text' if c in text_cols else ''}'>{_e(cell(r, c))}</td>" for c, _ in cols) + "</tr>" for r in krows)
+        headline_table += f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    headline_table = headline_table or "<p>No rows.</p>"
     target = _regen_target(folder)
     return f"""<!DOCTYPE html>
 <html lang="en">

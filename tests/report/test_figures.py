@@ -84,7 +84,7 @@ def test_wave_staircase_steps_at_the_wave_size():
     d = figures._waves(rows, {"a100": a100})
     assert d is not None and f"a100 {wave} tiles" in d.reading
     first_step = min(r["tiles"] for r in rows if r["waves"] == 2)
-    assert f"from {first_step - 4} to {first_step} tiles takes 2.00x the time" in d.reading
+    assert f"steps from {first_step - 4} to {first_step} tiles: 2.00x the time" in d.reading
     # one panel per GPU, and the dotted wave boundaries sit at multiples of the wave size
     ax = d.fig.axes[0]
     xs = sorted({round(line.get_xdata()[0]) for line in ax.get_lines() if line.get_linestyle() == ":"})

@@ -35,8 +35,8 @@ _SECTION = {
     "hit_rates": "experiments/CLAIMS.md 000-2: a cache line brings its neighbours; a walk along a row uses them, a walk down a column wastes them",
     "bytes": "experiments/CLAIMS.md 000-8: the traffic Q that sets the arithmetic intensity W/Q",
     "time": "experiments/CLAIMS.md 000-9: which ceiling a kernel hits decides what would speed it up",
-    "heatmap": "experiments/CLAIMS.md 000-3 (the 8x8 lab): which elements keep coming back from memory",
-    "roofline": "experiments/CLAIMS.md 000-9 (the roofline: ridge point = peak / bandwidth)",
+    "heatmap": "experiments/CLAIMS.md 000-3, the 8x8 lab: which elements keep coming back from memory",
+    "roofline": "experiments/CLAIMS.md 000-9: the roofline, ridge point = peak / bandwidth",
     "waves": "experiments/CLAIMS.md 001-waves: a partial last wave costs as much as a full one",
     "banks": "experiments/CLAIMS.md 000-10: 32 banks of 4 bytes; lanes that hit one bank at different words wait for each other",
     "systolic": "experiments/CLAIMS.md 001-systolic: a small matrix leaves most of the array multiplying zeros",
@@ -70,7 +70,7 @@ def panel_axes(fig: Figure, n: int, cols: int = 2, sharey: bool = False) -> list
 
 def sentences(text: str, n: int = 3) -> str:
     """The first ``n`` sentences of ``text`` (readings stay short)."""
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z(])", text.strip())
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(])", text.strip())
     return " ".join(parts[:n])
 
 
@@ -78,7 +78,7 @@ def eng_axis(ax, which: str, unit: str) -> None:
     """Engineering tick labels with a unit on an axis ('x' or 'y'): 1 MB, 10 us."""
     from matplotlib.ticker import EngFormatter
 
-    fmtr = EngFormatter(unit=unit, places=0, sep=" ")
+    fmtr = EngFormatter(unit=unit, sep=" ")
     (ax.xaxis if which == "x" else ax.yaxis).set_major_formatter(fmtr)
 
 
@@ -194,10 +194,10 @@ def format_axis(ax, which: str, col: str, values=None) -> None:
     label = fmt.axis_label(col)
     scale = ax.get_xscale() if which == "x" else ax.get_yscale()
     if unit:
-        axis.set_major_formatter(EngFormatter(unit=unit, places=0, sep=" "))
+        axis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
         lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
         few = scale == "log" and lo > 0 and hi / lo < 30  # less than ~1.5 decades: label the minor ticks too
-        axis.set_minor_formatter(EngFormatter(unit=unit, places=0, sep=" ") if few else NullFormatter())
+        axis.set_minor_formatter(EngFormatter(unit=unit, sep=" ") if few else NullFormatter())
         if few:
             axis.set_tick_params(which="minor", labelsize=7)
         label = label.replace(f" ({unit})", "")

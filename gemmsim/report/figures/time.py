@@ -9,6 +9,7 @@ import numpy as np
 
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from gemmsim.report import format as fmt
 from gemmsim.report.figures.common import (
@@ -62,17 +63,15 @@ def _time(rows: list[dict]) -> Drawn | None:
         format_axis(ax, "x", "time_s")
         ax.set_title(m, fontsize=10)
         ax.grid(axis="x", alpha=0.3, which="both")
-        for b in bounds:
-            if any(str(r.get("bound")) == b for r in ms):
-                ax.barh([], [], color=colour[b], label=f"{b} bound")
-        ax.legend(fontsize=7, loc="lower right")
+        handles = [Patch(color=colour[b], label=f"{b} bound") for b in bounds if any(str(r.get("bound")) == b for r in ms)]
+        ax.legend(handles=handles, fontsize=7, loc="lower right")
     fig.suptitle("Modelled time per case (colour: the bound that sets it)", fontsize=11)
     reading = []
     for m in machines[:2]:
         ms = [r for r in rs if r["machine"] == m]
         fast, slow = min(ms, key=lambda r: r["time_s"]), max(ms, key=lambda r: r["time_s"])
-        if slow["time_s"] <= 1.005 * fast["time_s"]:
-            reading.append(f"On {m} all {len(ms)} cases take {fmt.seconds(fast['time_s'])} ({fast.get('bound', '?')} bound): the model cannot tell them apart at this size.")
+        if slow["time_s"] <= 1.01 * fast["time_s"]:
+            reading.append(f"On {m} all {len(ms)} cases take {fmt.seconds(fast['time_s'])} within 1 % ({fast.get('bound', '?')} bound): the model cannot tell them apart at this size.")
         else:
             reading.append(
                 f"On {m}, {name(fast)} is fastest ({fmt.seconds(fast['time_s'])}, {fast.get('bound', '?')} bound) and {name(slow)} "
