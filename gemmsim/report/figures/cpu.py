@@ -35,17 +35,25 @@ def hit_rate_figure(rows: list[dict]) -> Figure | None:
 def _level_panels(rows: list[dict], suffix: str, name) -> tuple[Figure, list[tuple]]:
     """One panel per machine, cases along x: (figure, [(axes, machine, its rows, its levels with ``suffix``)]).
     The x tick labels are set here; the caller draws the bars (``_level_bars``) and titles the panel."""
-    machines = _machines_of(rows)
-    per = max(len([r for r in rows if r["machine"] == m]) for m in machines)
-    fig = Figure(figsize=(max(6, 1.1 * per + 3), 3.2 * len(machines)), layout="constrained")
-    axes = fig.subplots(len(machines), 1, squeeze=False)[:, 0]
-    panels = []
-    for ax, m in zip(axes, machines):
+    # a machine with more than LEVEL_MAX_CASES cases gets several panels, so the figure keeps a readable width
+    chunks = []
+    for m in _machines_of(rows):
         rs = [r for r in rows if r["machine"] == m]
+        for k in range(0, len(rs), LEVEL_MAX_CASES):
+            chunks.append((m, rs[k : k + LEVEL_MAX_CASES]))
+    per = max(len(rs) for _, rs in chunks)
+    fig = Figure(figsize=(max(6, 1.1 * per + 3), 3.2 * len(chunks)), layout="constrained")
+    axes = fig.subplots(len(chunks), 1, squeeze=False)[:, 0]
+    panels = []
+    for ax, (m, rs) in zip(axes, chunks):
         ax.set_xticks(range(len(rs)), [name(r, "\n") for r in rs], fontsize=8)
         ax.grid(axis="y", alpha=0.3)
         panels.append((ax, m, rs, _levels(rs, suffix)))
     return fig, panels
+
+
+#: Most cases one panel of the per-level bar figures shows (more cases: more panels, not a wider strip).
+LEVEL_MAX_CASES = 10
 
 
 def _level_bars(ax, rs: list[dict], labels: list[str], values: list[list[float]]) -> None:
