@@ -251,3 +251,27 @@ def test_form_defaults_match_the_static_grid():
                 sel = form.split(f'name="{name}"', 1)[1].split("</select>", 1)[0]
                 chosen = re.search(r"<option selected>([^<]*)<", sel) or re.search(r"<option>([^<]*)<", sel)
                 assert chosen.group(1) == value, (lab, name)
+
+
+def test_cli_serves_until_ctrl_c():
+    """`gemmsim lab --no-browser` prints its address, answers, and stops cleanly on Ctrl-C (SIGINT)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "gemmsim", "lab", "--no-browser"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        line = p.stdout.readline()
+        assert line.startswith("gemmsim lab: http://127.0.0.1:"), line
+        url = line.split()[2]
+        code, body = _get(url + "api/bank?pad=1")
+        assert code == 200 and json.loads(body)["wavefronts"] == 1
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, err
+    assert "stopped" in out and "Traceback" not in err

@@ -130,6 +130,14 @@ def test_labs_in_chromium(browser, lab_url, shots):
         assert _value(drv, "cache-running") == pytest.approx(row["L1_hit_rate"], abs=1e-12)
         assert _value(drv, "cache-misses") == row["L1_misses"]
         assert _text(drv, "cache-total") == want
+    drv.find_element("id", "cache-first").click()
+    drv.find_element("id", "cache-play").click()  # play moves on by itself; pause stops it
+    time.sleep(0.5)
+    drv.find_element("id", "cache-play").click()
+    played = int(_text(drv, "cache-stepno"))
+    assert played > 1
+    time.sleep(0.2)
+    assert int(_text(drv, "cache-stepno")) == played
     drv.execute_script("const s = document.getElementById('cache-scrub'); s.value = 129; s.dispatchEvent(new Event('input'));")
     assert _text(drv, "cache-stepno") == "130"
     drv.save_screenshot(str(shots / "lab_cache.png"))

@@ -83,7 +83,8 @@ function plot(canvas, o) {
   for (const v of o.vlines || []) {
     ctx.strokeStyle = v.color || "#888"; ctx.setLineDash([5, 4]);
     ctx.beginPath(); ctx.moveTo(X(v.x), T); ctx.lineTo(X(v.x), H - B); ctx.stroke(); ctx.setLineDash([]);
-    ctx.fillStyle = v.color || "#555"; ctx.textAlign = "left"; ctx.fillText(v.label, X(v.x) + 3, H - B - 6);
+    const edge = X(v.x) > W - R - 80;  // near the right edge: label on the line's left
+    ctx.fillStyle = v.color || "#555"; ctx.textAlign = edge ? "right" : "left"; ctx.fillText(v.label, X(v.x) + (edge ? -3 : 3), H - B - 6);
   }
   let ly = T + 4;
   for (const s of o.series) {
@@ -292,7 +293,7 @@ LABS.blocking = {
     plot($("blk-canvas"), {
       xlog: true, ylog: true, xrange: xr, yrange: span(all, 2), series,
       xlabel: "block size b (b×b×b blocks)", ylabel: "bytes moved to the next level",
-      xfmt: (v) => String(v), yfmt: (v) => bytes(v), xticks: xs, left: 86,
+      xfmt: (v) => String(v), yfmt: (v) => si(v, "B").replace(/\.0+ /, " "), xticks: xs, left: 70,
       vlines: d.crossings.filter((x) => x.block >= xr[0] && x.block <= xr[1]).map((x, k) => ({ x: x.block, label: `3b²s = ${x.name}`, color: LEVEL_COLORS[k % 4] })),
       points: [{ x: c.block, y: Math.max(1, c.levels[c.levels.length - 1].traffic_bytes), color: "#d1453b", r: 6, label: `b = ${c.block}` }],
     });
@@ -458,6 +459,7 @@ async function main() {
   $("cache-last").onclick = () => { cacheStop(); cacheGo(cache.data ? cache.data.steps.length - 1 : 0); };
   $("cache-play").onclick = cachePlay;
   $("cache-scrub").oninput = (e) => { cacheStop(); cacheGo(+e.target.value); };
+  window.addEventListener("hashchange", () => { const h = location.hash.slice(1); if (LABS[h]) showTab(h); });
   const first = (location.hash || "#cache").slice(1);
   showTab(LABS[first] ? first : "cache");
 }
