@@ -31,6 +31,8 @@ Cost: about 1e8 emulated multiply-adds per second per core, so a 1024^3 GEMM tak
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -196,8 +198,16 @@ def _gemm_body(A, BT, rows, order, param, use_fma, p, emin, maxv, po, emino, max
     return C
 
 
-_gemm_par = njit(cache=True, parallel=True)(_gemm_body)
-_gemm_ser = njit(cache=True)(_gemm_body)
+def _clone(f, name: str):
+    """A copy of f under another name: numba names its cache files after the function, and the serial and parallel
+    compilations of one body must not share (and overwrite) one cache entry."""
+    g = types.FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
+    g.__qualname__ = name
+    return g
+
+
+_gemm_par = njit(cache=True, parallel=True)(_clone(_gemm_body, "_gemm_par"))
+_gemm_ser = njit(cache=True)(_clone(_gemm_body, "_gemm_ser"))
 #: Below this many multiply-adds one thread is faster than starting the parallel team.
 PARALLEL_MIN = 1 << 22
 
