@@ -6,5 +6,7 @@
 * ``error``    an exact-to-float64 reference (Dot2) and errors in units of Higham's gamma_K |A||B| bound.
 * ``strassen`` Strassen and Winograd with a cutoff, in emulated arithmetic; operation counts; Higham's bounds.
 * ``quant``    int8 / int4 quantization with scale and zero point; bytes and dequantization work.
-* ``lab``      the experiment: CSV tables, figures and a report with verdicts.
+* ``lab``      the experiment (``python -m gemmsim numerics FILE`` or ``run FILE`` with ``kind: numerics``): CSV
+               tables, ``figures`` and a report whose ``verdicts`` are computed from the rows; its ``strassen_time``
+               study runs the Strassen/Winograd trace kernels (gemmsim.kernels.cpu_strassen) through the CPU models.
 """
