@@ -25,8 +25,10 @@ from gemmsim.errors import GemmsimError
 
 #: Largest N of the cache lab (the walk is access by access).
 CACHE_MAX_N = 32
-#: Most accesses the cache lab walks one by one (the totals always cover the whole case).
+#: Most accesses the cache lab walks one by one (the totals always cover the whole case); the default walk is
+#: shorter, so that a large cache or N answers in about a second (the seed's 8x8 cases are walked whole).
 CACHE_MAX_WALK = 6000
+CACHE_DEFAULT_WALK = 2000
 #: Most lines a cache-lab cache may have.
 CACHE_MAX_LINES = 1024
 #: Largest N of the blocking lab, and the most accesses (estimated) its sweep may simulate.
@@ -95,11 +97,20 @@ def machine_names(kinds: tuple[str, ...]) -> list[str]:
     out = []
     for n, p in machine_files().items():
         try:
-            if load_machine(p).kind in kinds:
-                out.append(n)
-        except GemmsimError:
+            key = (str(p), p.stat().st_mtime_ns)
+        except OSError:
             continue
+        if key not in _KINDS:
+            try:
+                _KINDS[key] = load_machine(p).kind
+            except GemmsimError:
+                _KINDS[key] = None
+        if _KINDS[key] in kinds:
+            out.append(n)
     return out
+
+
+_KINDS: dict = {}  # (machine file, mtime) -> kind, or None for a file that does not load
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -133,7 +144,7 @@ def cache_lab(params: dict) -> dict:
         raise LabError(f"ways={ways} does not divide lines={lines}: sets = lines / ways must be whole")
     policy = _choice(params, "policy", "lru", POLICIES)
     block = _int(params, "block", 4, 1, CACHE_MAX_N)
-    walk = _int(params, "walk", CACHE_MAX_WALK, 1, CACHE_MAX_WALK, "accesses shown one by one")
+    walk = _int(params, "walk", CACHE_DEFAULT_WALK, 1, CACHE_MAX_WALK, "accesses shown one by one")
     kp = {"BM": block, "BN": block, "BK": block} if order == "blocked" else {}
     machine = cache_machine(line, lines, ways, policy)
     e = explain_case(machine, order, n, n, n, "fp32", kp, None, limit=walk)

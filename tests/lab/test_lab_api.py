@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from gemmsim.errors import GemmsimError
-from gemmsim.lab.api import CACHE_MAX_WALK, LabError, answer
+from gemmsim.lab.api import CACHE_DEFAULT_WALK, CACHE_MAX_WALK, LabError, answer
 from gemmsim.machine import load_machine
 from gemmsim.sim.cpu import simulate_cpu
 
@@ -64,7 +64,8 @@ def test_cache_lab_blocked_and_partial_walk():
     row = simulate_cpu(load_machine("toy"), "blocked", 32, 32, 32, "fp32", BM=8, BN=8, BK=8)
     assert d["total_accesses"] == row["L1_accesses"]
     assert d["totals"]["misses"] == row["L1_misses"]
-    assert answer("cache", {"N": 32})["shown"] == CACHE_MAX_WALK
+    assert answer("cache", {"N": 32})["shown"] == CACHE_DEFAULT_WALK
+    assert answer("cache", {"N": 32, "walk": CACHE_MAX_WALK})["shown"] == CACHE_MAX_WALK
 
 
 @pytest.mark.parametrize(
