@@ -153,6 +153,10 @@ def test_labs_in_chromium(browser, lab_url, shots):
     l1 = drv.find_element("css selector", "#blk-levels tr[data-level=L1] td:nth-child(4)")
     assert float(l1.get_attribute("data-value")) == pytest.approx(row["L1_hit_rate"], abs=1e-12)
     assert l1.text == f"{100 * row['L1_hit_rate']:.1f} %"
+    for b in (2, 4, 8, 32, 64):  # the sweep's modelled times
+        td = drv.find_element("css selector", f"#blk-sweep tr[data-block='{b}'] td:nth-child(5)")
+        want = simulate_cpu(load_machine("haswell"), "blocked", 64, 64, 64, "fp32", BM=b, BN=b, BK=b)["time_s"]
+        assert float(td.get_attribute("data-value")) == pytest.approx(want, rel=1e-12)
     drv.save_screenshot(str(shots / "lab_blocking.png"))
 
     # 3. roofline: the ridge is the file's peak over its bandwidth; every GEMM sits at min(peak, I x bandwidth)

@@ -282,6 +282,15 @@ LABS.blocking = {
       tr.innerHTML = `<td>${lv.name}</td><td>${bytes(lv.size)}</td><td style="color:${fits ? "#2e9b4f" : "#d1453b"}">${pct(lv.working_set_fraction)}</td>` +
         `<td data-value="${lv.hit_rate}">${pct(lv.hit_rate)}</td><td data-value="${lv.traffic_bytes}">${bytes(lv.traffic_bytes)}</td>`;
     });
+    const sb = $("blk-sweep").tBodies[0];
+    sb.innerHTML = "";
+    for (const r of d.sweep) {
+      const tr = sb.insertRow();
+      tr.dataset.block = String(r.block);
+      if (r.block === c.block) tr.style.fontWeight = "700";
+      tr.innerHTML = `<td>${r.block}</td><td>${bytes(r.working_set_bytes)}</td><td>${pct(r.levels[0].hit_rate)}</td><td>${bytes(r.dram_bytes)}</td>` +
+        `<td data-value="${r.time_s}">${secs(r.time_s)}</td><td>${r.gflops.toPrecision(3)}</td><td>${r.bound}</td>`;
+    }
     const xs = d.sweep.map((r) => r.block);
     const series = d.sweep[0].levels.map((lv, k) => ({
       label: `${lv.name} → next level`, color: LEVEL_COLORS[k % 4], dots: true,
