@@ -429,7 +429,7 @@ LABS.wave = {
     ctx.fillStyle = "#eef0f4"; ctx.fillRect(1, 8, w, 20);
     ctx.fillStyle = "#2f6fd6"; ctx.fillRect(1, 8, (w * last) / d.wave_size, 20);
     ctx.strokeStyle = "#5d6677"; ctx.strokeRect(1, 8, w, 20);
-    ctx.fillStyle = "#1d2330"; ctx.font = "11px sans-serif"; ctx.fillText("last wave: SM slots busy", 4, 40);
+    ctx.fillStyle = "#1d2330"; ctx.font = "11px sans-serif"; ctx.fillText(`last wave: ${d.tail_blocks || d.wave_size} of ${d.wave_size} SM slots busy`, 4, 42);
   },
 };
 
