@@ -32,7 +32,7 @@ CACHE_DEFAULT_WALK = 2000
 #: Most lines a cache-lab cache may have.
 CACHE_MAX_LINES = 1024
 #: Largest N of the blocking lab, and the most accesses (estimated) its sweep may simulate.
-BLOCKING_MAX_N = 256
+BLOCKING_MAX_N = 160
 BLOCKING_MAX_ACCESSES = 1.2e8
 #: Most points of the wave lab's staircase.
 WAVE_MAX_POINTS = 512

@@ -75,7 +75,7 @@ def test_cache_lab_blocked_and_partial_walk():
         ("cache", {"lines": 8, "ways": 3}, "does not divide"),
         ("cache", {"policy": "plru"}, "policy must be one of"),
         ("cache", {"N": "eight"}, "N must be an integer"),
-        ("blocking", {"N": 512}, "outside 4..256"),
+        ("blocking", {"N": 512}, "outside 4..160"),
         ("blocking", {"machine": "h200"}, "machine must be one of"),
         ("roofline", {"d_model": 4096, "heads": 3}, "not a multiple of heads"),
         ("roofline", {"peak": "nan"}, "peak=nan is outside"),
