@@ -240,7 +240,9 @@ def blocking_lab(params: dict) -> dict:
     b = _int(params, "block", 32, 1, n, "a block is at most the matrix")
     dtype = _choice(params, "dtype", "fp32", ("fp64", "fp32"))
     sweep = sorted({x for x in BLOCK_SWEEP if x <= n} | {b})
-    est = 3.0 * n**3 * len(sweep)
+    from gemmsim.guards import cpu_accesses
+
+    est = cpu_accesses(n, n, n) * len(sweep)  # the size guards' estimate of one case, times the sweep
     if est > BLOCKING_MAX_ACCESSES:
         raise LabError(f"N={n} with {len(sweep)} block sizes needs about {est:.3g} simulated accesses, over the lab's "
                        f"{BLOCKING_MAX_ACCESSES:.3g} (a few seconds); use a smaller N, or `gemmsim run` for large cases")
