@@ -272,6 +272,14 @@ class TensorCoreParams(_RasterParams):
         None, ge=0, description="Shared memory per block, bytes, when the kernel's own layout differs from stages x "
         "(BM + BN) x BK elements (padded rows); default: that product."
     )
+    pad: int = Field(
+        0, ge=0, description="Elements added to each BK-long shared-memory row of both tiles (K-contiguous tiles with "
+        "padded rows, as validation/h200/round3/mma_pipe.cu's BK + 8): shared memory = stages x (BM + BN) x (BK + pad)."
+    )
+    warp_instructions_per_step: int | None = Field(
+        None, ge=1, description="Instructions one warp issues per k-step (count the main loop of the SASS, cuobjdump); "
+        "default: only its cp.async, ldmatrix and mma instructions (a kernel with no address arithmetic)."
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> "TensorCoreParams":
@@ -606,6 +614,17 @@ class TensorCoreSpec(GPUKernelSpec):
         act = (row < L.M) & (col < L.N)
         return _Group(L.c_base + row * L.c_rs + col * L.c_cs, act, 2 * self.elem, SPACE_GLOBAL, True, True, OP_C)
 
+    def warp_instructions_per_step(self) -> int:
+        """Instructions one warp issues per k-step: the compiled kernel's count where given (``extra``), else its
+        cp.async, ldmatrix and mma instructions alone."""
+        given = (self.extra or {}).get("warp_instructions_per_step")
+        if given:
+            return int(given)
+        v = 16 // self.elem
+        cp = -(-(self.BM * max(self.BK // v, 1)) // self.threads) + -(-(self.BK * max(self.BN // v, 1)) // self.threads)
+        frag = max(self.BK // self.kspan, 1) * (self.WM // 16 + self.WN // 16)
+        return cp + frag + self.mma_per_warp_per_stage
+
     def counts(self, M, N, K):
         steps = -(-K // self.BK)
         v = 16 // self.elem
@@ -696,11 +715,11 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
         raise KernelError(f"tensorcore: tile rows must be whole 16-byte cp.async chunks (BK={p.BK}, BN={p.BN}, {dtype})")
     warps = (p.BM // p.WM) * (p.BN // p.WN)
     regs = p.regs if p.regs is not None else tensorcore_registers(p.WM, p.WN, _ACC_BYTES.get(acc, 4))
-    smem = p.smem if p.smem is not None else p.stages * (p.BM * p.BK + p.BK * p.BN) * e
+    smem = p.smem if p.smem is not None else p.stages * (p.BM + p.BN) * (p.BK + p.pad) * e
     return TensorCoreSpec(
         name=k.name, dtype=dtype, BM=p.BM, BN=p.BN, threads=warps * WARP, regs=regs, smem_bytes=smem, tensor=True, acc=acc,
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
-        kstep=p.BK,
+        kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step},
     )
 
 

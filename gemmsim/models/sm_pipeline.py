@@ -8,9 +8,12 @@ file and the kernel's structure (``sim/gpu.py`` builds them).
 
 Resources of one SM:
 
-* ``sub_partitions`` (4) tensor pipes, one per SM sub-partition (SMSP). Warp ``w`` of block ``b`` sits on
-  SMSP ``(b*W + w) % 4``; a warp's MMAs of one step take ``mma_clk * 4 / W`` cycles on its SMSP (the
-  block's FLOPs at the SM's tensor rate, split over its W warps, each SMSP doing a quarter of the rate).
+* ``sub_partitions`` (4) tensor pipes and issue ports, one per SM sub-partition (SMSP). Warp ``w`` of block
+  ``b`` sits on SMSP ``(b*W + w) % 4``; a warp's step holds its SMSP for the longer of its MMAs,
+  ``mma_clk * 4 / W`` (the block's FLOPs at the SM's tensor rate, split over its W warps, each SMSP doing a
+  quarter of the rate), and its instruction issue, ``issue_clk`` (one instruction per clock); and a step lasts at
+  least ``warp_latency_clk``, one warp's dependent instruction chain (so a lone block with few warps per SMSP is
+  latency bound while co-resident blocks fill the issue slots it leaves).
   A block of fewer than 4 warps leaves tensor pipes idle unless other blocks fill them; warps of several
   blocks on one SMSP queue for it.
 * one shared-memory (MIO) pipe: ``smem_clk`` cycles per block step (ldmatrix fragment reads and the copies'
@@ -35,7 +38,7 @@ Program of one block (``kind``):
 
 The result (:class:`PipelineTime`) gives cycles for the blocks to finish and a per-step breakdown per block:
 ``copy_wait`` (waiting for a stage's data: ncu's long-scoreboard / barrier-on-copy stalls), ``barrier``,
-``mma`` (the step's MMAs at the full rate), ``contention`` (compute phase beyond that: tensor pipes shared with
+``mma`` (the step's MMAs at the full rate, or its instruction issue when that is longer), ``contention`` (compute phase beyond that: tensor pipes shared with
 other blocks, the shared-memory pipe when it is slower than the MMAs: MIO throttle).
 """
 
@@ -66,6 +69,8 @@ class StepCost:
     copy_latency_clk: float  # round trip of a step's copy once it has crossed the port
     copy_clk: float = 0.0  # memory port busy per step: bytes / the SM's bandwidth share
     smem_clk: float = 0.0  # shared-memory wavefronts per step
+    issue_clk: float = 0.0  # cycles a warp's instructions of one step hold its sub-partition's issue port
+    warp_latency_clk: float = 0.0  # shortest time one warp's step takes alone (its dependent instruction chain)
     barrier_clk: float = 0.0  # exposed per barrier
     kind: str = "multistage"
     sub_partitions: int = 4
@@ -77,7 +82,8 @@ class StepCost:
         if self.steps < 1 or self.stages < 1 or self.warps < 1 or self.sub_partitions < 1:
             raise KernelError(f"steps, stages, warps and sub_partitions must be >= 1 (got {self.steps}, {self.stages}, "
                               f"{self.warps}, {self.sub_partitions})")
-        for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "barrier_clk", "epilogue_clk"):
+        for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "issue_clk", "warp_latency_clk", "barrier_clk",
+                     "epilogue_clk"):
             v = getattr(self, name)
             if not (v >= 0 and math.isfinite(v)):
                 raise KernelError(f"{name} must be a finite number >= 0 (got {v!r})")
@@ -91,8 +97,12 @@ class StepCost:
     def compute_clk(self) -> float:
         """One block's compute phase alone on the SM: MMAs on its busiest sub-partition, or the shared pipe."""
         per_smsp = -(-self.warps // self.sub_partitions) if self.warps >= self.sub_partitions else 1
-        mma = self.mma_clk * self.sub_partitions / self.warps * per_smsp
-        return max(mma, self.smem_clk)
+        return max(per_smsp * self.warp_clk, self.smem_clk, self.warp_latency_clk)
+
+    @property
+    def warp_clk(self) -> float:
+        """One warp's step on its sub-partition: its MMAs at a quarter of the SM's rate, or its instruction issue."""
+        return max(self.mma_clk * self.sub_partitions / self.warps, self.issue_clk)
 
     def closed_form_step_clk(self) -> float:
         """Steady step time T of ONE block alone on an SM (nothing else to hide anything), worked by hand
@@ -139,7 +149,8 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
     smsp = [simpy.Resource(env, capacity=1) for _ in range(P)]
     mio = simpy.Resource(env, capacity=1)
     port = simpy.Resource(env, capacity=1)
-    t_warp = cost.mma_clk * P / cost.warps
+    t_warp = cost.warp_clk
+    t_mma = cost.mma_clk * P / cost.warps
     parts = dict.fromkeys(PARTS, 0.0)
     ends = []
 
@@ -160,12 +171,15 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
         jobs = [env.process(hold(smsp[s], n * t_warp)) for s, n in enumerate(per) if n and t_warp > 0]
         if cost.smem_clk > 0:
             jobs.append(env.process(hold(mio, cost.smem_clk)))
+        if cost.warp_latency_clk > 0:  # a warp's own dependent chain: it cannot finish sooner, whatever is free
+            jobs.append(env.timeout(cost.warp_latency_clk))
         t0 = env.now
         if jobs:
             yield env.all_of(jobs)
         dt = env.now - t0
-        parts["mma"] += min(dt, cost.mma_clk * P / cost.warps * max(per))
-        parts["contention"] += max(dt - cost.mma_clk * P / cost.warps * max(per), 0.0)
+        own = max(t_warp * max(per), cost.warp_latency_clk)  # the step alone on the SM: MMAs / issue / its chain
+        parts["mma"] += min(dt, own)
+        parts["contention"] += max(dt - own, 0.0)
 
     def wait(ev):
         t0 = env.now

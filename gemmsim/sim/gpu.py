@@ -330,7 +330,7 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
 
 
 def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: float, smem_clk: float, latency_clk: float,
-                   transfer_clk: float, l2_bpc: float, active_sms: int) -> sp.StepCost:
+                   transfer_clk: float, l2_bpc: float, active_sms: int, blocks_per_sm: int = 1) -> sp.StepCost:
     """One k-step of a tensor-core block for the SM pipeline model (``models.sm_pipeline``), from the machine file:
 
     * copy: ``transfer_clk`` (the step's bytes at the SM's share of the L2 and DRAM bandwidths -- shared by the
@@ -340,17 +340,25 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
       ``__syncthreads`` the latency of the shared-memory read after it (``l1.hit_latency_cycles``: the L1/shared
       SRAM's load-to-use latency);
-    * warp-specialised (TMA + wgmma): no block barrier, no ldmatrix (wgmma reads shared memory itself), the
+    * issue (multistage): a warp's instructions per k-step hold its sub-partition's issue port one clock each,
+      and take at least instructions x the ALU's dependent-issue latency (``fma_latency_cycles``, measured): each
+      warp's instructions are taken as one dependent chain, so few warps per sub-partition leave issue slots idle;
+    * warp-specialised (TMA + wgmma): no block barrier, no issue term (a few wgmma per k-step), no ldmatrix (wgmma reads shared memory itself), the
       consumer warpgroups' warps;
     * epilogue: the C tile's bytes at the SM's L2 share, plus one L2 latency.
     """
     hopper = isinstance(spec, HopperSpec)
+    issue = chain = 0.0
+    if not hopper:
+        issue = float(spec.warp_instructions_per_step())
+        chain = issue * (m.fma_latency_cycles or 1.0)
     copy = transfer_clk * active_sms / m.sms
     if m.async_copy_bytes_per_clk:
         copy = max(copy, (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem / m.async_copy_bytes_per_clk)
     return sp.StepCost(
         steps=steps, stages=spec.stages, warps=spec.math_warps if hopper else spec.warps, mma_clk=mma_clk,
-        copy_latency_clk=latency_clk, copy_clk=copy, smem_clk=0.0 if hopper else smem_clk,
+        copy_latency_clk=latency_clk, copy_clk=copy, smem_clk=0.0 if hopper else smem_clk, issue_clk=issue,
+        warp_latency_clk=chain,
         barrier_clk=0.0 if hopper else m.l1.hit_latency_cycles, kind="warp_specialized" if hopper else "multistage",
         sub_partitions=m.limits.sub_partitions,
         epilogue_clk=m.l2.hit_latency_cycles + spec.BM * spec.BN * spec.elem / (l2_bpc * m.sms / active_sms),
@@ -421,7 +429,8 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     smt, pipe = None, None
     if isinstance(spec, TensorCoreSpec):  # the SM pipeline model: copies in flight, MMAs, barriers
         mma_clk = flops_step / rate * (spec.mma_padding if isinstance(spec, HopperSpec) else 1.0)
-        pcost = _pipeline_cost(m, spec, steps, mma_clk, wf, lat, transfer, l2_bpc, min(grid, m.sms))
+        pcost = _pipeline_cost(m, spec, steps, mma_clk, wf, lat, transfer, l2_bpc, min(grid, m.sms),
+                               min(occ.blocks_per_sm, -(-grid // m.sms)))
         smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
                     l2_total, m.l2.bandwidth_gbps, sm=smt)
@@ -468,7 +477,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     row.update({k: v for k, v in t.columns().items() if k not in ("time_s", "bound")})
     if pipe is not None:
         row.update(pipeline=pcost.kind, pipe_step_clk=pipe.step_clk, pipe_tensor_busy=pipe.tensor_busy,
-                   pipe_copy_clk=pcost.copy_total_clk, pipe_compute_clk=pcost.compute_clk,
+                   pipe_copy_clk=pcost.copy_total_clk, pipe_compute_clk=pcost.compute_clk, pipe_issue_clk=pcost.issue_clk,
                    pipe_closed_form_step_clk=pcost.closed_form_step_clk(),
                    **{f"pipe_{k}_clk": v for k, v in pipe.parts.items()})
     if isinstance(spec, HopperSpec):

@@ -113,3 +113,20 @@ def test_bad_grids_are_kernel_errors():
         grid_cycles(BASE, 0, 10, 1)
     with pytest.raises(KernelError):
         pipeline_time(BASE, 0)
+
+
+def test_instruction_issue_longer_than_the_mmas_sets_the_step():
+    c = replace(BASE, stages=4, warps=8, mma_clk=400.0, issue_clk=500.0, smem_clk=0.0)
+    # 2 warps per sub-partition, each holding it for max(400 * 4 / 8, 500) = 500 cycles
+    assert c.compute_clk == 1000.0
+    assert pipeline_time(c, 1).step_clk == pytest.approx(max(40 + 1000.0, (40 + 920) / 3, 120))
+
+
+def test_a_lone_block_waits_for_its_warps_chain_and_a_second_block_fills_the_gaps():
+    c = replace(BASE, stages=4, warps=8, mma_clk=0.0, issue_clk=100.0, warp_latency_clk=800.0, smem_clk=0.0,
+                copy_latency_clk=0.0, copy_clk=0.0, barrier_clk=0.0)
+    assert pipeline_time(c, 1).step_clk == pytest.approx(800.0)  # 2 warps x 100 issue slots, but 800 of chain
+    four = pipeline_time(c, 4)  # 4 blocks: 8 warps per sub-partition x 100 slots = 800: the chain is hidden
+    assert four.step_clk == pytest.approx(800.0)
+    eight = pipeline_time(c, 8)
+    assert eight.step_clk == pytest.approx(1600.0)  # now the issue port binds
