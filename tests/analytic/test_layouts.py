@@ -125,3 +125,18 @@ def test_set_histogram_figure_reads_the_rows():
     assert "256 lines fall into 2 sets, 240 more than their ways hold" in d.reading  # 2 sets x 128 lines, 8 ways each
     assert "fall into 64 sets, 0 more" in d.reading
     assert set_histogram_figure(rows[:1], {"haswell": m}) is None  # no padded partner: no figure
+
+
+def test_tile_quantization_figure_from_gpu_rows():
+    from gemmsim.report.figures.layouts import tile_quantization_figure
+    from gemmsim.sim.gpu import simulate_gpu
+
+    rows = []
+    for n in (64, 65, 96):
+        r = simulate_gpu("a100", "tiled_smem", M=n, N=n, K=n, dtype="fp32", TILE=32)
+        r.update(machine="a100", kernel="tiled_smem", label="tiled 32x32", M=n, N=n, K=n, p_TILE=32)
+        rows.append(r)
+    d = tile_quantization_figure(rows)
+    assert d is not None and "launches 9,216 threads for 4,225 outputs (45.8% busy)" in d.reading
+    assert "4 sectors per request with 16-byte aligned rows" in d.reading
+    assert tile_quantization_figure(rows[:1]) is None

@@ -61,7 +61,7 @@ from gemmsim.report.figures.cpu import (
     hit_rate_figure,
 )
 from gemmsim.report.figures.attention import attention_figures
-from gemmsim.report.figures.layouts import pyramid_figure, set_histogram_figure
+from gemmsim.report.figures.layouts import pyramid_figure, set_histogram_figure, tile_quantization_figure
 from gemmsim.report.figures.gpu import _banks, _banks_padding, _l2_raster, _sectors, _waves
 from gemmsim.report.figures.misses import _misses
 from gemmsim.report.figures.sol import _sol
@@ -117,6 +117,7 @@ def build_figures(rows: list[dict], exp=None, machines: dict | None = None) -> l
         ("attention", lambda: attention_figures(rows)),
         ("set_histogram", lambda: set_histogram_figure(rows, machines)),
         ("latency_pyramid", lambda: pyramid_figure(rows)),
+        ("tile_quantization", lambda: tile_quantization_figure(rows)),
     ]
     try:
         plots = _plots(exp) if exp is not None else []

@@ -108,3 +108,56 @@ def pyramid_figure(rows: list[dict]) -> Drawn | None:
     ax.legend(fontsize=8)
     ax.set_title("The latency pyramid: pointer chase against the working set")
     return Drawn("latency_pyramid", "Latency pyramid", fig, "; ".join(reading) + ".")
+
+
+def tile_quantization_figure(rows: list[dict]) -> Drawn | None:
+    """Tile efficiency and sectors per request against the size, one bar per kernel, sizes as categories (64 and 65
+    side by side); first GPU of the run. Drawn when the sizes mix aligned and unaligned leading dimensions."""
+    from gemmsim.report.figures.common import _finite, style
+
+    rs = [r for r in rows if _finite(r.get("tile_efficiency")) and _finite(r.get("sectors_per_request"))
+          and isinstance(r.get("N"), int) and "vector_load_16B_possible" in r]
+    if len({r["vector_load_16B_possible"] for r in rs}) < 2 or len({r["N"] for r in rs}) < 3:
+        return None
+    m = rs[0]["machine"]
+    rs = [r for r in rs if r["machine"] == m]
+    sizes = sorted({r["N"] for r in rs})
+    labels = list(dict.fromkeys(r.get("label") or r["kernel"] for r in rs))
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    ax_t, ax_s = fig.subplots(1, 2)
+    width = 0.8 / len(labels)
+    for j, lab in enumerate(labels):
+        by_n = {r["N"]: r for r in rs if (r.get("label") or r["kernel"]) == lab}
+        xs = [i + (j - (len(labels) - 1) / 2) * width for i, n in enumerate(sizes) if n in by_n]
+        col = style(j)["color"]
+        ax_t.bar(xs, [100 * by_n[n]["tile_efficiency"] for n in sizes if n in by_n], width, color=col, label=lab)
+        ax_s.bar(xs, [by_n[n]["sectors_per_request"] for n in sizes if n in by_n], width, color=col, label=lab,
+                 hatch=None)
+        for x, n in zip(xs, [n for n in sizes if n in by_n]):
+            if not by_n[n]["vector_load_16B_possible"]:
+                ax_s.text(x, by_n[n]["sectors_per_request"], "x", ha="center", va="bottom", fontsize=8)
+    for ax in (ax_t, ax_s):
+        ax.set_xticks(range(len(sizes)), [str(n) for n in sizes])
+        ax.set_xlabel("M = N = K")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    ax_t.set_ylabel("tile efficiency (%)")
+    ax_t.set_title("Useful outputs / computed outputs")
+    ax_s.set_ylabel("32-byte sectors per global request")
+    ax_s.set_title("Alignment: x = rows not 16-byte aligned")
+    fig.suptitle(f"Tile quantization and alignment on {m}")
+    reading = []
+    for r in rs:
+        if r["N"] % 32 == 1 and r.get("threads_launched") and r["threads_launched"] > r["tile_outputs_useful"] and r.get("p_TILE"):
+            reading.append(f"At {r['N']} x {r['N']} the {r.get('label') or r['kernel']} kernel launches {r['threads_launched']:,} threads "
+                           f"for {r['tile_outputs_useful']:,} outputs ({r['tile_efficiency']:.1%} busy)")
+            break
+    al = [r for r in rs if r["vector_load_16B_possible"]]
+    un = [r for r in rs if not r["vector_load_16B_possible"]]
+    lab0 = labels[0]
+    a0 = [r["sectors_per_request"] for r in al if (r.get("label") or r["kernel"]) == lab0]
+    u0 = [r["sectors_per_request"] for r in un if (r.get("label") or r["kernel"]) == lab0]
+    if a0 and u0:
+        span = lambda v: f"{min(v):.3g}" if min(v) == max(v) else f"{min(v):.3g}-{max(v):.3g}"  # noqa: E731
+        reading.append(f"{lab0}: {span(a0)} sectors per request with 16-byte aligned rows, {span(u0)} without")
+    return Drawn("tile_quantization", f"Tile quantization and alignment on {m}", fig, "; ".join(reading) + ".")
