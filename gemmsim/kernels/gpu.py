@@ -520,9 +520,21 @@ class TensorCoreSpec(GPUKernelSpec):
             o = (o // 128) * 128 + ((((o % 128) // 16) ^ key) * 16) + o % 16
         return base + o
 
-    def _copies(self, L: Layout, tile_m: int, tile_n: int, steps: int):
-        """cp.async 16-byte copies of the A and B tiles of every k-step: global and shared addresses."""
-        e, v = self.elem, 16 // self.elem
+    def copy_bytes(self, L: Layout, which: int) -> int:
+        """Bytes per copy of operand ``which``: 16 when its base and row stride are 16-byte aligned, else the widest of
+        8, 4, 2 ... (down to the element) that they are -- what a library's lower-alignment kernel falls back to (cp.async
+        takes 16, 8 or 4 bytes; narrower loads go through registers)."""
+        e = self.elem
+        base, stride = (L.a_base, max(L.a_rs, L.a_cs)) if which == OP_A else (L.b_base, max(L.b_rs, L.b_cs))
+        w = 16
+        while w > e and (base % w or stride % w):
+            w //= 2
+        return w
+
+    def _copies(self, L: Layout, tile_m: int, tile_n: int, steps: int, fallback: bool = False):
+        """cp.async 16-byte copies of the A and B tiles of every k-step: global and shared addresses. With
+        ``fallback``, an operand whose rows are not 16-byte aligned is copied in ``copy_bytes`` pieces."""
+        e = self.elem
         tid = np.arange(self.warps, dtype=np.int64)[:, None] * WARP + _LANES[None, :]
         t = np.arange(steps, dtype=np.int64)[:, None, None, None]
         out = []
@@ -532,6 +544,8 @@ class TensorCoreSpec(GPUKernelSpec):
             flip = (L.a_rs == e != L.a_cs) if which == OP_A else (L.b_rs == e != L.b_cs)
             if flip:
                 rows, cols = cols, rows
+            cb = self.copy_bytes(L, which) if fallback else 16
+            v = max(cb // e, 1)
             per_row = max(cols // v, 1)
             chunks = rows * per_row
             n_inst = -(-chunks // self.threads)
@@ -558,7 +572,7 @@ class TensorCoreSpec(GPUKernelSpec):
                 gaddr = L.b_base + gr * L.b_rs + gc * L.b_cs
                 act = (c < chunks) & (gr < L.K) & (gc < L.N)
                 base = self.stages * self.BM * self.BK * e + stage * self.BK * self.BN * e
-            saddr = self._smem(base, r, cc * 16, cols * e)
+            saddr = self._smem(base, r, cc * cb, cols * e)
             out.append((which, n_inst, gaddr, act, np.broadcast_to(saddr, gaddr.shape)))
         return out
 
@@ -568,12 +582,13 @@ class TensorCoreSpec(GPUKernelSpec):
         want = None if spaces is None else set(spaces)
         groups: list[_Group] = []
         full_shape = (steps, self.warps, WARP)
-        for which, n_inst, gaddr, act, saddr in self._copies(L, tile_m, tile_n, steps):
+        for which, n_inst, gaddr, act, saddr in self._copies(L, tile_m, tile_n, steps, fallback=True):
+            cb = self.copy_bytes(L, which)  # 16 unless the operand's rows are not 16-byte aligned
             for q in range(n_inst):
                 a = np.broadcast_to(act[:, q], full_shape)
                 # one cp.async: a global read (L2 only) and a shared write, recorded as two instructions
-                groups.append(_Group(gaddr[:, q], a, 16, SPACE_GLOBAL, False, True, which))
-                groups.append(_Group(saddr[:, q], a, 16, SPACE_SHARED, True, False, which))
+                groups.append(_Group(gaddr[:, q], a, cb, SPACE_GLOBAL, False, True, which))
+                groups.append(_Group(saddr[:, q], a, cb, SPACE_SHARED, True, False, which))
         if want is None or SPACE_SHARED in want:
             groups += self._fragment_reads(steps)
         body = _assemble(groups, spaces)

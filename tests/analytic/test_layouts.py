@@ -140,3 +140,20 @@ def test_tile_quantization_figure_from_gpu_rows():
     assert d is not None and "launches 9,216 threads for 4,225 outputs (45.8% busy)" in d.reading
     assert "4 sectors per request with 16-byte aligned rows" in d.reading
     assert tile_quantization_figure(rows[:1]) is None
+
+
+def test_tensorcore_copies_fall_back_to_the_row_alignment():
+    from gemmsim.kernels.gpu import KERNELS, OP_A, OP_B, SPACE_GLOBAL
+    from gemmsim.sim.gpu import simulate_gpu
+
+    spec = KERNELS["tensorcore"].spec({}, "fp16")
+    # fp16 rows of 64, 68, 66, 65 elements are 128, 136, 132, 130 bytes: 16-, 8-, 4-, 2-byte aligned
+    for n, w in ((64, 16), (68, 8), (66, 4), (65, 2)):
+        lay = Layout.build(n, n, n, "fp16")
+        assert spec.copy_bytes(lay, OP_A) == w and spec.copy_bytes(lay, OP_B) == w
+        tr = spec.block_trace(lay, 0, 0, spaces=[SPACE_GLOBAL])
+        loads = tr.select((tr.is_write == 0) & (tr.operand == OP_A))
+        assert set(loads.width.tolist()) == {w}
+    a = simulate_gpu("a100", "tensorcore", M=1024, N=1024, K=1024, dtype="fp16")
+    b = simulate_gpu("a100", "tensorcore", M=1025, N=1025, K=1025, dtype="fp16")
+    assert b["global_requests"] > 5 * a["global_requests"] and b["sectors_per_request"] < a["sectors_per_request"]
