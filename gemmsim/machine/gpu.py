@@ -130,6 +130,10 @@ class GPUMachine(MachineHeader):
         None, gt=0, description="Bytes per SM clock one SM's cp.async (global -> shared) path moves at most, measured; "
         "null: only the SM's share of the L2 / DRAM bandwidth limits copies.",
     )
+    async_copy_bytes_per_clk_block: float | None = Field(
+        None, gt=0, description="Bytes per SM clock ONE resident block's async copies move at most (measured with one "
+        "block on every SM); B resident blocks move min(B x this, async_copy_bytes_per_clk). null: no per-block limit.",
+    )
     fma_latency_cycles: float | None = Field(
         None, gt=0, description="Dependent-issue latency of an fp32 FMA (FFMA), SM cycles: how long a warp waits before "
         "the next FMA of the same chain; sets the rate of blocks with too few warps or independent chains to fill the "

@@ -334,9 +334,9 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     """One k-step of a tensor-core block for the SM pipeline model (``models.sm_pipeline``), from the machine file:
 
     * copy: ``transfer_clk`` (the step's bytes at the SM's share of the L2 and DRAM bandwidths -- shared by the
-      ``active_sms`` SMs that have blocks, not by all of them -- and at most ``async_copy_bytes_per_clk``, the
-      SM's own copy path, measured with cp.async and assumed for TMA too) then ``latency_clk`` (L2 / DRAM latency
-      by hit rate);
+      ``active_sms`` SMs that have blocks, not by all of them -- and at most what the SM's copy path moves for its
+      resident blocks, min(blocks x ``async_copy_bytes_per_clk_block``, ``async_copy_bytes_per_clk``), both measured
+      with cp.async and assumed for TMA requests too) then ``latency_clk`` (L2 / DRAM latency by hit rate);
     * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
       ``__syncthreads`` the latency of the shared-memory read after it (``l1.hit_latency_cycles``: the L1/shared
       SRAM's load-to-use latency);
@@ -353,8 +353,11 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
         issue = float(spec.warp_instructions_per_step())
         chain = issue * (m.fma_latency_cycles or 1.0)
     copy = transfer_clk * active_sms / m.sms
-    if m.async_copy_bytes_per_clk:
-        copy = max(copy, (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem / m.async_copy_bytes_per_clk)
+    rates = [r for r in (m.async_copy_bytes_per_clk,
+                         blocks_per_sm * m.async_copy_bytes_per_clk_block if m.async_copy_bytes_per_clk_block else None) if r]
+    if rates:  # the SM's copy path: what its resident blocks request (a TMA multicast tile is requested once per cluster)
+        requested = spec.l2_bytes_per_step() if hopper else (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem
+        copy = max(copy, requested / min(rates))  # one port per SM: B blocks share min(B x block, SM)
     return sp.StepCost(
         steps=steps, stages=spec.stages, warps=spec.math_warps if hopper else spec.warps, mma_clk=mma_clk,
         copy_latency_clk=latency_clk, copy_clk=copy, smem_clk=0.0 if hopper else smem_clk, issue_clk=issue,

@@ -7,6 +7,8 @@ from gemmsim.machine import load_machine
 from gemmsim.sim.gpu import simulate_gpu
 
 SMALL = dict(M=1024, N=1024, K=1024, dtype="fp16", max_blocks=64)
+# the H200 without its measured copy-path limits: these tests look at latency hiding and clocks alone
+H200 = load_machine("h200").model_copy(update={"async_copy_bytes_per_clk": None, "async_copy_bytes_per_clk_block": None})
 
 
 def tc(machine, **kw):
@@ -14,7 +16,7 @@ def tc(machine, **kw):
 
 
 def test_one_stage_exposes_the_copy_latency_and_more_stages_hide_it():
-    r = {S: tc("h200", stages=S) for S in (1, 2, 3, 4)}
+    r = {S: tc(H200, stages=S) for S in (1, 2, 3, 4)}
     assert r[1]["tflops"] < r[2]["tflops"] <= r[3]["tflops"] * 1.0001
     assert r[1]["pipe_copy_wait_clk"] > 0.5 * r[1]["pipe_copy_clk"]
     assert r[4]["pipe_copy_wait_clk"] < 0.2 * r[1]["pipe_copy_wait_clk"]
@@ -28,13 +30,20 @@ def test_one_resident_block_runs_at_the_hand_worked_step():
     assert r["pipe_step_clk"] == pytest.approx(r["pipe_closed_form_step_clk"], rel=1e-6)
 
 
+def test_one_block_per_sm_copies_at_the_measured_one_block_rate():
+    h = load_machine("h200")
+    r = tc(h, stages=2, smem=150 * 1024)  # one block per SM: 16 KiB per k-step at 19.1 B/clk
+    assert r["blocks_per_sm"] == 1
+    assert r["pipe_copy_clk"] - r["latency_clk_per_step"] == pytest.approx(16384 / h.async_copy_bytes_per_clk_block, rel=0.01)
+
+
 def test_shared_memory_override_sets_occupancy():
     assert tc("h200", stages=2)["blocks_per_sm"] == 2
     assert tc("h200", stages=2, smem=150 * 1024)["blocks_per_sm"] == 1
 
 
 def test_sustained_clock_scales_a_compute_bound_time():
-    h = load_machine("h200").model_copy(update={"async_copy_bytes_per_clk": None, "clock_mhz_tensor_sustained": None})
+    h = H200.model_copy(update={"clock_mhz_tensor_sustained": None})
     slow = h.model_copy(update={"clock_mhz_tensor_sustained": h.clock_mhz_tensor / 2})
     a, b = tc(h, stages=4), tc(slow, stages=4)
     assert a["bound"] == "compute"
