@@ -41,6 +41,7 @@ from gemmsim.models.banks import ideal_wavefronts, smem_wavefronts_batch
 from gemmsim.models.coalesce import coalescing
 from gemmsim.models.gpu_memory import simulate_memory
 from gemmsim.models import sm_pipeline as sp
+from gemmsim.sim.reference_tc import reference_columns
 from gemmsim.models.occupancy import occupancy, resident
 from gemmsim.models.waves import chain_grid_cycles
 from gemmsim.models.waves import tile_quantization, waves
@@ -483,6 +484,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
                    pipe_copy_clk=pcost.copy_total_clk, pipe_compute_clk=pcost.compute_clk, pipe_issue_clk=pcost.issue_clk,
                    pipe_closed_form_step_clk=pcost.closed_form_step_clk(),
                    **{f"pipe_{k}_clk": v for k, v in pipe.parts.items()})
+    row.update(reference_columns(m.name, case.kernel, case.params, spec, M, N, K, case.dtype, clock))
     if isinstance(spec, HopperSpec):
         row.update(cluster=f"{spec.cluster_m}x{spec.cluster_n}", schedule=spec.schedule, persistent=spec.persistent)
     if case.kernel == "seed003_cutlass":

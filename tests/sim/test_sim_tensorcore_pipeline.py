@@ -71,3 +71,14 @@ def test_wgmma_runs_at_the_full_rate_and_mma_sync_does_not():
 def test_hopper_kernels_need_sm90():
     with pytest.raises(KernelError):
         simulate_gpu("a100", "hopper_ws", M=1024, N=1024, K=1024, dtype="fp16")
+
+
+def test_measured_reference_only_for_the_measured_configuration():
+    from gemmsim.kernels.gpu import KERNELS
+    from gemmsim.sim.reference_tc import reference_columns
+
+    spec = KERNELS["tensorcore"].spec({"BM": 128, "BN": 128, "WM": 64, "WN": 32, "stages": 3, "pad": 8}, "fp16")
+    got = reference_columns("h200", "tensorcore", {"pad": 8}, spec, 8192, 8192, 8192, "fp16", 1702 / 2)
+    assert got["measured_tflops"] == 262.3 and got["measured_tflops_at_model_clock"] == pytest.approx(262.3 / 2)
+    assert reference_columns("h200", "tensorcore", {}, spec, 8192, 8192, 8192, "fp16", 1430) == {}  # unpadded: not it
+    assert reference_columns("a100", "tensorcore", {"pad": 8}, spec, 8192, 8192, 8192, "fp16", 1430) == {}
