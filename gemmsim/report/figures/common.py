@@ -13,6 +13,8 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
+from gemmsim.report import format as fmt  # noqa: E402
+
 #: Largest M*N*K for which the miss heatmaps replay a CPU case (64^3).
 
 
@@ -140,27 +142,22 @@ def _case_label(r: dict, many_shapes: bool) -> str:
     return lab
 
 
+# the figures' number words, all through the shared formatter (gemmsim.report.format)
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
+    return fmt.percent(x)
 
 
 def _si(x: float, unit: str = "") -> str:
-    for p, f in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= f:
-            return f"{x / f:.3g} {p}{unit}"
-    return f"{x:.3g} {unit}".rstrip()
+    return fmt.eng(x, unit)
 
 
 def _g(x: float) -> str:
-    """Three significant digits without an exponent below a million (2699 -> '2,699', 1.406 -> '1.41')."""
-    return f"{x:,.0f}" if 1000 <= abs(x) < 1e6 else f"{x:.3g}"
+    """Three significant digits without an exponent (2699 -> '2,699', 1.406 -> '1.41')."""
+    return f"{x:,.0f}" if 1000 <= abs(x) < 1e6 else fmt.number(x)
 
 
 def _seconds(s: float) -> str:
-    for unit, f in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("ps", 1e-12)):
-        if s >= f:
-            return f"{s / f:.3g} {unit}"
-    return f"{s:.3g} s"
+    return fmt.seconds(s)
 
 
 def _machines_of(rows: list[dict]) -> list[str]:
