@@ -17,9 +17,8 @@ import math
 import os
 import shutil
 from collections.abc import Iterable
+from numbers import Integral
 from pathlib import Path
-
-import numpy as np
 
 from gemmsim.errors import GemmsimError
 
@@ -89,13 +88,18 @@ def limit(name: str) -> float:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:.3g}" if x >= 1e6 or x != int(x) else str(int(x))
+    try:
+        f = float(x)
+    except OverflowError:  # an int of hundreds of digits (a size written out in full)
+        d = str(int(x))
+        return f"{d[0]}.{d[1:3]}e+{len(d) - 1}"
+    return f"{f:.3g}" if f >= 1e6 or f != int(f) else str(int(f))
 
 
 def _bytes(x: float) -> str:
     from gemmsim.units import format_bytes
 
-    return format_bytes(x) if x < 2**60 else f"{x:.3g} B"
+    return format_bytes(x) if x < 2**60 else f"{_fmt(x)} B"
 
 
 def check(name: str, estimate: float, what: str) -> None:
@@ -106,7 +110,7 @@ def check(name: str, estimate: float, what: str) -> None:
         _, unit, bounds = DEFAULTS[name]
         raise SizeLimitError(
             f"{what} needs about {show(estimate)} {unit}, over the limit of {show(lim)} ({name}: {bounds}); make it "
-            f"smaller, or raise the limit with --size-limit {name}={_fmt(max(estimate * 1.01, lim * 2))} "
+            f"smaller, or raise the limit with --size-limit {name}={_fmt(max(estimate + estimate // 100, lim * 2))} "
             f"(Python: gemmsim.guards.set_limits({name}=...))"
         )
 
@@ -118,7 +122,7 @@ def positive_dims(what: str, **dims) -> None:
     for n, v in dims.items():
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        if isinstance(v, bool) or not isinstance(v, Integral):
             raise KernelError(f"{what}: {n} must be a positive integer, got {v!r}")
         if int(v) < 1:
             raise KernelError(f"{what}: {n} must be a positive integer, got {int(v)}")

@@ -387,7 +387,7 @@ def _read_npy(path, chunk: int) -> Iterator[np.ndarray]:
                 version = np.lib.format.read_magic(src)
                 read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
                 shape, fortran, dtype = read_header(src)
-            except (ValueError, OSError, EOFError, SyntaxError) as exc:
+            except Exception as exc:  # numpy's header parser raises many kinds (ValueError, SyntaxError, TokenError ...)
                 raise TraceFormatError(f"npy trace: block {index + 1} cannot be read: {exc}", source=name) from None
             if dtype.hasobject or dtype.descr != ACCESS.descr or len(shape) != 1:
                 raise TraceFormatError(

@@ -31,7 +31,11 @@ def _cmd_run(args) -> int:
     from gemmsim.report.tables import table
     from gemmsim.run.runner import run_experiment
 
-    if is_numerics_file(args.experiment):  # kind: numerics -- not machines x kernels, but the numerics lab
+    try:
+        numerics = is_numerics_file(args.experiment)
+    except (OSError, ValueError, yaml.YAMLError):  # unreadable: the experiment reader below says why, with the file
+        numerics = False
+    if numerics:  # kind: numerics -- not machines x kernels, but the numerics lab
         print(f"\nresults: {run_lab(args.experiment, out_dir=args.out, quick=args.quick, quiet=args.quiet)}")
         return 0
 
@@ -81,7 +85,7 @@ def _cmd_machines_show(args) -> int:
     if args.json:
         print(json.dumps(d, indent=1))
     else:
-        print(yaml.safe_dump(d["machine"], sort_keys=False).rstrip())
+        print(yaml.safe_dump(d["machine"], sort_keys=False, allow_unicode=True).rstrip())
         print("# derived")
         print(yaml.safe_dump(d["derived"], sort_keys=False).rstrip())
     return 0

@@ -12,11 +12,13 @@ import json
 
 import numpy as np
 
-from gemmsim.cli.common import machine_of_kind
+from gemmsim.cli.common import machine_of_kind, positive_int
 from gemmsim.errors import KernelError
 
 #: explanations are for small arrays and short runs: a grid per cycle
 EXPLAIN_MAX_PES = 256
+#: and at most this many cycles (each is a grid of text)
+EXPLAIN_MAX_CYCLES = 2000
 
 _OVERRIDES = (
     ("rows", int, "PE rows (overrides the machine's)"),
@@ -35,9 +37,9 @@ def register(subparsers) -> None:
     """Add the ``systolic`` command to an argparse sub-parser set."""
     p = subparsers.add_parser("systolic", help="simulate one GEMM on a systolic array; --explain shows the dataflow cycle by cycle")
     p.add_argument("--machine", default=None, help="systolic machine name or path (tpu_v1, tpu_128, systolic_32, systolic_4)")
-    p.add_argument("--M", type=int, default=None, help="rows of A and C")
-    p.add_argument("--N", type=int, default=None, help="columns of B and C")
-    p.add_argument("--K", type=int, default=None, help="columns of A, rows of B")
+    p.add_argument("--M", type=positive_int, default=None, help="rows of A and C")
+    p.add_argument("--N", type=positive_int, default=None, help="columns of B and C")
+    p.add_argument("--K", type=positive_int, default=None, help="columns of A, rows of B")
     p.add_argument("--scalesim-config", default=None, metavar="ARCH.cfg",
                    help="run SCALE-Sim's own input files: its architecture .cfg (array, SRAMs, dataflow) ...")
     p.add_argument("--topology", default=None, metavar="LAYERS.csv", help="... with its topology .csv (GEMM or convolution layers)")
@@ -170,6 +172,8 @@ def explain(res, first: int = 0, count: int = 120) -> list[dict]:
         raise KernelError(f"--explain is for arrays of at most {EXPLAIN_MAX_PES} PEs ({res.rows} x {res.cols} given); use --rows/--cols")
     if first < 0 or count < 1:
         raise KernelError("--first-cycle must be >= 0 and --max-cycles >= 1")
+    if count > EXPLAIN_MAX_CYCLES:
+        raise KernelError(f"--max-cycles {count}: explain prints at most {EXPLAIN_MAX_CYCLES} cycles; use --first-cycle to move the window")
     last = min(res.total_cycles - 1 if res.convention == "machine" else res.total_cycles, first + count - 1)
     trace = [c[(c["cycle"] >= first) & (c["cycle"] <= last)] for c in res.trace()]
     tr = np.concatenate(trace) if trace else np.empty(0)

@@ -164,8 +164,9 @@ def read_yaml(path: Path, error: type) -> object:
     except OSError as exc:
         raise error(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
     text = decode_text(data, str(path), error)
-    loader = _StrictLoader(text)
+    loader = None
     try:
+        loader = _StrictLoader(text)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -177,8 +178,11 @@ def read_yaml(path: Path, error: type) -> object:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, yaml.reader.ReaderError):
+            problem = f"character #x{exc.character:04x} at character offset {exc.position} is not allowed in YAML"
         raise error(problem if isinstance(exc, _DuplicateKey) else f"malformed YAML: {problem}", source=where) from None
     except RecursionError:
         raise error("malformed YAML: nested too deeply", source=str(path)) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

@@ -190,10 +190,13 @@ def read_results(folder: str | Path) -> tuple[dict, dict]:
     if missing:
         raise ResultsError(f"results folder is incomplete: missing {', '.join(missing)}", source=str(folder))
     try:
-        exp = yaml.safe_load((folder / "experiment.yaml").read_text())
-        payload = json.loads((folder / "results.json").read_text())
-    except (yaml.YAMLError, json.JSONDecodeError, OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"cannot read the results: {exc}", source=str(folder)) from None
+        exp = yaml.safe_load((folder / "experiment.yaml").read_text(encoding="utf-8"))
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"cannot read the experiment: {exc}", source=str(folder / "experiment.yaml")) from None
+    try:
+        payload = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"cannot read the results: {exc}", source=str(folder / "results.json")) from None
     problems = []
     if not isinstance(exp, dict):
         problems.append("experiment.yaml is not a mapping")

@@ -105,7 +105,10 @@ def _simulate_item(item: tuple) -> tuple[dict, float]:
     """Executor task: simulate one (machine, case); returns the result columns (plain Python) and the wall time."""
     machine, case = item
     t0 = time.perf_counter()
-    res = run_case(machine, case)
+    try:
+        res = run_case(machine, case)
+    except GemmsimError as err:  # say which case, in the same family of error
+        raise type(err)(f"case {_label(case)}: {err.message}", source=err.source, problems=err.problems) from None
     return _plain(res), time.perf_counter() - t0
 
 
@@ -191,6 +194,16 @@ class ResultCache:
         self.writes += 1
 
 
+def _from_file(source: str, results):
+    """Pass results through; a case's GemmsimError without a file gets the experiment file as its source."""
+    try:
+        yield from results
+    except GemmsimError as err:
+        if err.source:
+            raise
+        raise type(err)(err.message, source=source, problems=err.problems) from None
+
+
 def simulate_cases(
     p: Plan,
     jobs: int | None = None,
@@ -223,7 +236,7 @@ def simulate_cases(
     prog.cached(len(cases) - sum(len(idx) for idx in todo))
     ex = executor or LocalExecutor(jobs)
     try:
-        for j, (res, wall) in ex.map(_simulate_item, [(p.machines[cases[idx[0]].machine], cases[idx[0]]) for idx in todo]):
+        for j, (res, wall) in _from_file(p.source, ex.map(_simulate_item, [(p.machines[cases[idx[0]].machine], cases[idx[0]]) for idx in todo])):
             first = cases[todo[j][0]]
             if cache is not None:
                 cache.put(p.machines[first.machine], first, res, wall)
@@ -465,6 +478,9 @@ def run_experiment(
     from gemmsim.report.html import write_html_report
 
     exp = load_experiment(path)
+    empty = [f"sweep.{k}: an empty list of values (it would leave no cases)" for k, v in exp.sweep.items() if not v]
+    if empty:
+        raise ExperimentError("experiment cannot run", source=str(path), problems=empty)
     p = plan(exp, source=str(path), quick=quick)
     if not p.cases:
         raise ExperimentError("the experiment expands to no cases", source=str(path), problems=p.skipped)
