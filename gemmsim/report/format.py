@@ -63,6 +63,16 @@ def nbytes(n) -> str:
     return eng(n, "B")
 
 
+def kib(n) -> str:
+    """A size in binary units, as machine files and CUDA write them: 73728 -> '72 KiB', 1572864 -> '1.5 MiB'."""
+    if not finite(n):
+        return "-"
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= f:
+            return f"{_sig(n / f, 3)} {unit}"
+    return f"{int(n)} B"
+
+
 def percent(x, digits: int = 3) -> str:
     """A fraction as a percentage: 1.0 -> '100 %', 0.5412 -> '54.1 %', 0.000123 -> '0.0123 %'."""
     if not finite(x):
@@ -143,7 +153,7 @@ COLUMNS: dict[str, Column] = {
     "host_ok": Column("host ok", "text", "The host result matched numpy within the rounding-error bound."),
     "host_gflops": Column("host FLOP/s", "flop_rate", "Measured throughput on this computer."),
     "threads": Column("threads", "count", "Threads (cores) the kernel runs on."),
-    "working_set_bytes": Column("working set", "bytes", "A blocked kernel's tile working set s(BM*BK + BK*BN + BM*BN)."),
+    "working_set_bytes": Column("working set", "kib", "A blocked kernel's tile working set s(BM*BK + BK*BN + BM*BN)."),
     # GPU
     "blocks_per_sm": Column("blocks/SM", "count", "Thread blocks resident on one SM at once (the occupancy limit)."),
     "occupancy": Column("occupancy", "fraction", "Resident warps / the SM's warp slots."),
@@ -206,7 +216,7 @@ COLUMNS: dict[str, Column] = {
     "smem_bytes_per_clk_effective": Column("smem B/clk", "number", "Shared-memory bytes per clock this pattern gets."),
     "rank_tau": Column("Kendall tau", "number", "Kendall's tau of model and host medians for this shape (ties counted as disagreement; see the ranking note)."),
     "claim_check": Column("claim check", "text", "Whether the seed's claims can hold, in words."),
-    "smem_per_block": Column("smem/block", "bytes", "Shared memory one block allocates."),
+    "smem_per_block": Column("smem/block", "kib", "Shared memory one block allocates."),
     "regs_per_thread": Column("regs/thread", "count", "Registers per thread."),
     # issue 15: bounds, layouts, attention, contract, pyramid
     "hong_kung_bytes": Column("Hong-Kung floor", "bytes", "Least DRAM traffic any schedule of the classical GEMM can move with the chip's fast memory: max(2MNK/sqrt(S) - 2S, MK+KN+MN) words."),
@@ -304,7 +314,7 @@ def header(col: str) -> str:
     return c.header if c else col
 
 
-_UNIT = {"time": "s", "bytes": "B", "flop_rate": "FLOP/s", "tflop_rate": "FLOP/s", "fraction": "%", "flop_per_byte": "FLOP/B", "cycles": "cycles"}
+_UNIT = {"time": "s", "bytes": "B", "kib": "B", "flop_rate": "FLOP/s", "tflop_rate": "FLOP/s", "fraction": "%", "flop_per_byte": "FLOP/B", "cycles": "cycles"}
 
 
 def axis_label(col: str) -> str:
@@ -340,6 +350,8 @@ def value(col: str, v) -> str:
         return seconds(v)
     if kind == "bytes":
         return nbytes(v)
+    if kind == "kib":
+        return kib(v)
     if kind == "fraction":
         return percent(v)
     if kind == "flop_rate":

@@ -57,3 +57,10 @@ def test_columns_verb_explains_a_column(capsys):
     assert main(["columns", "wave_efficiency", "no_such_column"]) == 0
     out = capsys.readouterr().out
     assert "wave_efficiency" in out and "last wave" in out and "(not in the glossary)" in out
+
+
+def test_sizes_compared_with_caches_and_shared_memory_keep_binary_units():
+    # seed 003's 72 KiB stage buffers and a blocked working set are read against KiB-sized memories
+    assert fmt.value("smem_per_block", 73728) == "72 KiB"
+    assert fmt.value("working_set_bytes", 3 * 256 * 256 * 4) == "768 KiB"
+    assert fmt.kib(1536 * 1024) == "1.5 MiB"
