@@ -40,8 +40,9 @@ SM's loads (its state stays in the host's caches), and finally the L2 sees every
 global issue order (``_l2_pass``); all in numba. ``max_blocks`` simulates only the first blocks in launch
 order, and a launch that would make more than ``budget`` cache accesses is sampled the same way to whole
 waves; the result then says ``sampled: True``. Sampling extrapolates in steady state: a second, shorter prefix
-(half as many blocks, whole waves) is simulated too and the blocks not simulated are charged at the rate
-between the two prefixes, so the cold misses of the first waves are counted once, not scaled up.
+(half as many blocks in whole waves, and at least the launch order's first reuse period -- a row of tiles, a
+column, a GROUP_M group -- when the sample reaches past it) is simulated too, and the blocks not simulated are
+charged at the rate between the two prefixes, so the cold misses of the first waves are counted once.
 """
 
 
@@ -598,12 +599,19 @@ def simulate_memory(
     templates: list[Requests] = []
     first = coalesce(spec.block_trace(L, int(tm_all[0]), int(tn_all[0]), spaces=[SPACE_GLOBAL]), sector)
     per_block = int(first.lines_per_instruction(spl).sum())
+    # blocks after which the launch order starts re-reading what it read before (a row of tiles, a column, a group)
+    tiles_m, tiles_n = -(-L.M // spec.BM), -(-L.N // spec.BN)
+    period = {"row": tiles_n, "column": tiles_m}.get(getattr(spec, "raster", "row"), getattr(spec, "group_m", 8) * tiles_n)
+    wave = n_sm * blocks_per_sm
     n_sim = n_total
     if max_blocks:
         n_sim = min(n_total, int(max_blocks))
     elif budget and per_block * n_total > budget:
-        wave = n_sm * blocks_per_sm
         n_sim = min(n_total, max(2 * wave, (budget // max(per_block, 1)) // wave * wave))
+        # the sample must reach past the first reuse period to see the steady state (within 4x the budget)
+        steady = -(-(period + wave) // wave) * wave
+        if n_sim < steady and steady * per_block <= 4 * budget:
+            n_sim = min(n_total, steady)
     tm, tn = tm_all[:n_sim], tn_all[:n_sim]
     interior = interior_all[:n_sim] if whole_sectors else np.zeros(n_sim, bool)
     off_bytes = _tile_offsets(spec, L, tm, tn)
@@ -672,8 +680,9 @@ def simulate_memory(
         # in row order), so scaling them up would count those misses n_total / n_sim times. Simulate a shorter
         # prefix too (half, in whole waves) and extrapolate the remaining blocks at the rate between the two
         # prefixes: cold misses and the tail of the last wave are counted once.
-        wave = n_slots
         n1 = (n_sim // 2) // wave * wave if n_sim >= 2 * wave else n_sim // 2
+        if n1 < period and n_sim - period >= min(wave, n_sim // 4):
+            n1 = period  # the short prefix holds the cold first period; the rate comes from warm blocks
         if n1 >= 1:
             c1, d1 = run_prefix(n1)
             rest = (n_total - n_sim) / (n_sim - n1)

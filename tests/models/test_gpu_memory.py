@@ -289,8 +289,8 @@ def _sampling_rows():
 
 
 def test_sampled_runs_stored_agree_with_unsampled():
-    """N = 2048 on the H200, every kernel and raster order: the default (budget-sampled) run and a run of only the
-    first wave of blocks, both extrapolated in steady state, against every block simulated (stored by
+    """N = 2048 on the H200, every kernel and raster order: the default (budget-sampled) run, and in row and column
+    order a run of only the first wave of blocks, both extrapolated in steady state, against every block simulated (stored by
     validation/h200/round3/model_sampling.py, ~minutes per case). Scaling the first waves up instead made the
     naive kernel's DRAM bytes ~3x too high (the cold misses of B counted once per wave)."""
     rows = _sampling_rows()
@@ -298,8 +298,11 @@ def test_sampled_runs_stored_agree_with_unsampled():
                                                          for o in ("row", "column", "grouped")}
     for r in rows:
         full = float(r["unsampled_dram_bytes_read"])
-        for col in ("default_dram_bytes_read", "one_wave_dram_bytes_read"):
-            assert abs(float(r[col]) / full - 1) <= 0.05, (r["kernel"], r["order"], col, r[col], full)
+        assert abs(float(r["default_dram_bytes_read"]) / full - 1) <= 0.05, (r["kernel"], r["order"], r)
+        # one wave reaches past the first reuse period (a row or column of tiles) in row and column order; in grouped
+        # order it ends inside the first GROUP_M group, whose cold misses it cannot tell from the steady state
+        if r["order"] != "grouped":
+            assert abs(float(r["one_wave_dram_bytes_read"]) / full - 1) <= 0.05, (r["kernel"], r["order"], r)
 
 
 @pytest.mark.parametrize("kernel,order", [("tiled_smem", "row"), ("tiled_smem", "column"), ("tiled_smem", "grouped"),

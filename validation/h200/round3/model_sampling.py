@@ -1,6 +1,7 @@
 """Sampled against unsampled GPU memory simulation at N = 2048 on the H200 (issue 11: sampling bias).
 
     python validation/h200/round3/model_sampling.py      # ~10 min on one core; writes model_sampling_2048.csv
+    python validation/h200/round3/model_sampling.py naive --orders column --out part.csv   # one piece (parallel runs)
 
 For each kernel (naive 16x16, tiled_smem TILE=32, tensorcore fp16 128x128x32) and raster order: DRAM bytes
 read and written of the whole launch (every block simulated), of the default run (sampled to the cache-access
@@ -31,12 +32,22 @@ def run(m, kernel, dtype, params, order, max_blocks):
 
 def main() -> None:
     m = load_machine("h200")
-    only = sys.argv[1:]
+    args = sys.argv[1:]
+    out, orders = OUT, ("row", "column", "grouped")
+    if "--out" in args:
+        i = args.index("--out")
+        out = Path(args[i + 1])
+        del args[i:i + 2]
+    if "--orders" in args:
+        i = args.index("--orders")
+        orders = tuple(args[i + 1].split(","))
+        del args[i:i + 2]
+    only = args
     rows = []
     for kernel, dtype, params in CASES:
         if only and kernel not in only:
             continue
-        for order in ("row", "column", "grouped"):
+        for order in orders:
             full, t_full = run(m, kernel, dtype, params, order, 10**9)
             wave = m.sms * int(full["blocks_per_sm"])
             dflt, t_dflt = run(m, kernel, dtype, params, order, None)
@@ -46,8 +57,8 @@ def main() -> None:
                          dflt["blocks_simulated"], int(one["dram_bytes_read"]), one["blocks_simulated"],
                          round(t_full, 1), round(t_dflt, 1), round(t_one, 1)])
             print(rows[-1], flush=True)
-    new = not OUT.exists() or not only
-    with OUT.open("w" if new else "a", newline="") as f:
+    new = not out.exists() or (not only and out == OUT)
+    with out.open("w" if new else "a", newline="") as f:
         w = csv.writer(f)
         if new:
             w.writerow(["kernel", "dtype", "params", "N", "order", "blocks", "wave", "unsampled_dram_bytes_read",
