@@ -189,6 +189,8 @@ def check_trace_output(accesses: float, path: str | os.PathLike, fmt: str, what:
     if str(path).endswith(".gz"):
         est /= 4
     check("trace_bytes", est, what)
+    if Path(path).exists() and not Path(path).is_file():
+        return  # a pipe or a device (/dev/stdout): nothing is stored
     folder = Path(path).resolve().parent
     try:
         free = shutil.disk_usage(folder).free

@@ -481,6 +481,7 @@ def write_trace(chunks: Iterable[np.ndarray], path: str | os.PathLike, fmt: str 
     fmt = trace_format(path, fmt)
     count = 0
     name = os.fspath(path)
+    regular = not os.path.exists(name) or (os.path.isfile(name) and not os.path.islink(name))
     try:
         f = gzip.open(name, "wb") if name.endswith(".gz") else open(name, "wb")
     except OSError as exc:
@@ -499,11 +500,12 @@ def write_trace(chunks: Iterable[np.ndarray], path: str | os.PathLike, fmt: str 
                     nbytes = _format(c["addr"], c["size"], c["is_write"], _FMT_CODE[fmt], out)
                     f.write(out[:nbytes].tobytes())
                 count += len(c)
-    except BaseException as exc:  # a full disk, a signal: no half-written trace is left behind
-        try:
-            os.unlink(name)
-        except OSError:
-            pass
+    except BaseException as exc:  # a full disk, a signal: no half-written trace file is left behind
+        if regular:  # never a pipe, a device (/dev/stdout) or a link
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
         if isinstance(exc, OSError):
             raise output_error(exc, name, "cannot write the trace file") from None
         raise

@@ -244,33 +244,197 @@ def test_real_processes(tmp_path):
         check(c, r)
 
 
+@pytest.mark.slow
 def test_large_trace_streams_in_bounded_memory(tmp_path):
-    """A ~40 MB din trace simulates with the same memory as a tiny one (the reader streams it in blocks)."""
+    """A 48 MB din trace simulates in the same memory as a 24 MB one: the reader streams blocks, so memory does not
+    grow with the trace (12 M accesses would take 190 MB as records; both files are several of its 8 MiB blocks)."""
     line = b"0 1000\n1 2040\n0 3080\n1 40c0\n"
-    big = tmp_path / "big.din"
-    with open(big, "wb") as f:
-        block = line * (1 << 16)
-        for _ in range(int(40e6 // len(block)) + 1):
-            f.write(block)
-    small = tmp_path / "small.din"
-    small.write_bytes(line * 4)
+    block = line * (1 << 16)
+
+    def write(name: str, mb: int) -> Path:
+        p = tmp_path / name
+        with open(p, "wb") as f:
+            for _ in range(int(mb * 1e6 // len(block)) + 1):
+                f.write(block)
+        return p
 
     def peak_kib(trace: Path) -> tuple[int, dict]:
         """Run the simulate verb on ``trace``; its peak resident memory (KiB, from wait4) and its JSON output."""
         with open(tmp_path / "out.json", "wb") as out, open(tmp_path / "err.txt", "wb") as err:
             p = subprocess.Popen([sys.executable, "-m", "gemmsim", "simulate", "--trace", str(trace), "--cache",
-                                  "64:8:64", "--json"], cwd=tmp_path, env=_env(), stdout=out, stderr=err,
-                                 preexec_fn=_limits())
+                                  "64:8:64", "--json", "--no-classes"], cwd=tmp_path, env=_env(), stdout=out,
+                                 stderr=err, preexec_fn=_limits())
             _, status, usage = os.wait4(p.pid, 0)
             p.returncode = os.waitstatus_to_exitcode(status)
         assert p.returncode == 0, (tmp_path / "err.txt").read_text()
         return usage.ru_maxrss, json.loads((tmp_path / "out.json").read_text())
 
-    rss_small, _ = peak_kib(small)
-    rss_big, d = peak_kib(big)
-    n = big.stat().st_size // len(line) * 4
-    lv = d["levels"][0]
-    assert lv["loads"] + lv["stores"] == n
-    assert lv["loads"] == n // 2 and lv["stores"] == n // 2
-    # ~10^6 times more accesses, the same memory give or take the reader's blocks
-    assert rss_big - rss_small < 100 * 1024, (rss_small, rss_big)
+    results = []
+    for name, mb in (("mid.din", 24), ("big.din", 48)):
+        trace = write(name, mb)
+        rss, d = peak_kib(trace)
+        n = trace.stat().st_size // len(line) * 4
+        lv = d["levels"][0]
+        assert lv["loads"] == n // 2 and lv["stores"] == n // 2
+        results.append(rss)
+        trace.unlink()
+    assert results[1] - results[0] < 16 * 1024, results  # KiB: twice the trace, the same memory
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Signals and pipes: real ``python -m gemmsim`` processes.
+
+SLOW_EXPERIMENT = """schema_version: 1
+name: slow
+machines: [haswell]
+kernels: [ijk]
+sizes: [400, 401, 402, 403, 404, 405]
+host: {enabled: false}
+"""
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _in_group(pgid: int) -> list[int]:
+    """Live processes (zombies excluded) whose process group is ``pgid``."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            stat = (p / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(p.name))
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_stops_workers_and_leaves_no_folder(tmp_path, sig):
+    """A run killed while its two workers simulate: it exits 128+signal with one line, no traceback, no results
+    folder (complete or partial), and no process of its group is left."""
+    (tmp_path / "slow.yaml").write_text(SLOW_EXPERIMENT)
+    p = subprocess.Popen([sys.executable, "-m", "gemmsim", "run", "slow.yaml", "--jobs", "2", "--no-cache", "--no-host",
+                          "--out", "out"], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    t0 = time.monotonic()
+    while len(_children(p.pid)) < 2 and time.monotonic() - t0 < 60 and p.poll() is None:
+        time.sleep(0.05)
+    workers = _children(p.pid)
+    assert len(workers) >= 2, "the run did not start two workers"
+    time.sleep(0.5)  # inside the simulations
+    if sig == signal.SIGINT:
+        os.killpg(p.pid, sig)  # Ctrl-C reaches the whole foreground group
+    else:
+        p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    err = err.decode()
+    assert p.returncode == 128 + sig, err
+    assert "Traceback" not in err and "interrupted" in err and len(err.strip().splitlines()) <= 3, err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()
+    deadline = time.monotonic() + 10
+    while _in_group(p.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _in_group(p.pid), f"processes left: {_in_group(p.pid)} (workers were {workers})"
+
+
+@pytest.mark.parametrize("pipeline", ["machines | head -1", "machines show h200 --json | true",
+                                      "explain ijk --N 12 --limit 0 | head -c 10"])
+def test_closed_pipe_is_quiet(tmp_path, pipeline):
+    verb, _, reader = pipeline.partition(" | ")
+    cmd = f"{sys.executable} -m gemmsim {verb} | {reader} > /dev/null"
+    r = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=_env(), capture_output=True, timeout=60)
+    err = r.stderr.decode()
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The Python API raises gemmsim's own errors, worded as on the command line.
+
+
+def _cli_error(argv: list[str], capsys) -> str:
+    from gemmsim.cli.main import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gemmsim: error: ")
+    return err[len("gemmsim: error: "):].rstrip("\n")
+
+
+def test_api_misspelled_kernel_parameter_is_a_kernel_error_worded_as_the_cli(capsys, tmp_path):
+    import gemmsim
+    from gemmsim.errors import KernelError
+
+    with pytest.raises(KernelError) as cpu:
+        gemmsim.simulate_cpu(gemmsim.load_machine("toy"), "blocked", 4, 4, 4, BQ=2)
+    assert cpu.value.render() == _cli_error(["trace", "blocked", "--N", "4", "--param", "BQ=2", "--out", str(tmp_path / "t.din")], capsys)
+    assert "BQ: unknown key" in cpu.value.render()
+    with pytest.raises(KernelError) as gpu:
+        gemmsim.simulate_gpu("a100", "tiled_smem", M=64, N=64, K=64, rastr="row")
+    assert gpu.value.render() == cpu.value.render().replace("'blocked'", "'tiled_smem'").replace("BQ", "rastr")
+
+
+def test_api_machine_of_the_wrong_kind_is_a_machine_file_error(capsys, tmp_path):
+    import gemmsim
+    from gemmsim.errors import MachineFileError
+
+    with pytest.raises(MachineFileError) as cpu:
+        gemmsim.simulate_cpu(gemmsim.load_machine("a100"), "ijk", 4, 4, 4)
+    cli = _cli_error(["trace", "ijk", "--N", "4", "--machine", "a100", "--out", str(tmp_path / "t.din")], capsys)
+    assert cpu.value.render() == cli.replace("the trace command", "the simulate_cpu command")
+    with pytest.raises(MachineFileError, match="is a cpu machine; the simulate_gpu command needs kind: gpu"):
+        gemmsim.simulate_gpu("haswell", "tiled_smem", M=64, N=64, K=64)
+    with pytest.raises(gemmsim.GemmsimError):
+        gemmsim.simulate_systolic(gemmsim.load_machine("toy"), M=4, N=4, K=4)
+
+
+def test_api_absurd_sizes_are_refused_before_any_allocation():
+    import gemmsim
+    from gemmsim.errors import KernelError
+    from gemmsim.guards import SizeLimitError
+
+    toy = gemmsim.load_machine("toy")
+    with pytest.raises(SizeLimitError, match="--size-limit accesses="):
+        gemmsim.simulate_cpu(toy, "ijk", 10**6, 10**6, 10**6)
+    with pytest.raises(KernelError, match="M must be a positive integer"):
+        gemmsim.simulate_cpu(toy, "ijk", 0, 4, 4)
+    with pytest.raises(SizeLimitError, match="tiles"):
+        gemmsim.simulate_gpu("h200", "gemm", M=10**6, N=10**6, K=10**6, dtype="fp16")
+    with pytest.raises(SizeLimitError, match="folds"):
+        gemmsim.simulate_systolic(gemmsim.load_machine("tpu_v1"), M=10**5, N=10**5, K=10**5)
+
+
+def test_api_bad_files_raise_their_family(tmp_path):
+    import gemmsim
+
+    bad = tmp_path / "m.yaml"
+    bad.write_bytes((HERE / "data" / "machine_latin1.yaml").read_bytes())
+    with pytest.raises(gemmsim.MachineFileError, match="byte offset 57"):
+        gemmsim.load_machine(bad)
+    exp = tmp_path / "e.yaml"
+    exp.write_text((HERE / "data" / "tiny.yaml").read_text() + "sizes: [8]\n")
+    with pytest.raises(gemmsim.ExperimentError, match="duplicate key 'sizes'"):
+        gemmsim.load_experiment(exp)
+
+
+def test_size_limits_can_be_raised(monkeypatch):
+    from gemmsim import guards
+
+    monkeypatch.setattr(guards, "_overrides", {})
+    monkeypatch.delenv("GEMMSIM_LIMITS", raising=False)
+    with pytest.raises(guards.SizeLimitError):
+        guards.check("folds", 2e6, "a GEMM")
+    monkeypatch.setenv("GEMMSIM_LIMITS", "folds=3e6")
+    guards.check("folds", 2e6, "a GEMM")  # raised through the environment (what workers inherit)
+    guards.set_limits(folds=1e6)
+    with pytest.raises(guards.SizeLimitError, match="over the limit of 1e\\+06"):
+        guards.check("folds", 2e6, "a GEMM")
+    with pytest.raises(guards.GemmsimError, match="positive finite"):
+        guards.set_limits(folds=float("inf"))
