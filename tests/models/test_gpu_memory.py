@@ -317,4 +317,4 @@ def test_sampling_reproduces_the_stored_run(kernel, order):
     dtype = row["dtype"]
     got = simulate_gpu(m, kernel, M=2048, N=2048, K=2048, dtype=dtype, raster=order, max_blocks=int(row["wave"]))
     assert got["sampled"] == (int(row["wave"]) < int(row["blocks"]))
-    assert got["dram_bytes_read"] == pytest.approx(float(row["one_wave_dram_bytes_read"]), rel=1e-9)
+    assert got["dram_bytes_read"] == pytest.approx(float(row["one_wave_dram_bytes_read"]), rel=1e-6)  # stored as int
