@@ -184,6 +184,7 @@ def fig_launch_order() -> None:
             if mp:
                 ax.plot([p[0] for p in mp], [p[1] / 1e9 for p in mp], "x--", color=color, ms=8, label=f"{order}, model")
         ax.set(xscale="log", yscale="log", xlabel="N", ylabel="DRAM bytes read (GB)", title=title)
+        ax.minorticks_off()
         ax.set_xticks([2048, 3072, 4096, 6144, 8192], labels=["2048", "3072", "4096", "6144", "8192"])
         ax.legend(fontsize=7)
     fig.suptitle("Launch order on the H200 (ncu dram__bytes_read.sum, cold L2) against gemmsim's memory model", fontsize=9)
