@@ -119,6 +119,10 @@ class HopperParams(_RasterParams):
         "or its columns (N, nvjet 'coopB')."
     )
     persistent: bool = Field(True, description="One CTA per SM looping over tiles (False: one CTA per tile).")
+    ctas: int | None = Field(
+        None, ge=1, description="Persistent CTAs the kernel launches (the grid a profiler shows; clusters of 4 or 8 may not "
+        "fill every GPC); default: the SMs rounded down to whole clusters."
+    )
     acc: Literal["fp32", "fp16", "int32"] | None = Field(None, description="Accumulator dtype (default fp32, int32 for int8).")
     kernel_name: str | None = Field(
         None, description="A profiler kernel name (nvjet_..., cutlass3x_sm90_..., sm90_xmma_...) to read BM, BN, BK, "
@@ -149,6 +153,7 @@ class HopperSpec(TensorCoreSpec):
     schedule: str = "cooperative"
     split: str = "M"
     persistent: bool = True
+    ctas: int | None = None
 
     @property
     def math_warps(self) -> int:
@@ -236,7 +241,7 @@ def build_hopper(kernel: GPUKernel, p: HopperParams, dtype: str, machine=None) -
     return HopperSpec(
         name=kernel.name, dtype=dtype, BM=p.BM, BN=p.BN, threads=threads, regs=LAUNCH_REGS, smem_bytes=smem, tensor=True,
         acc=acc, raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=64, WN=wn, mma=(64, wn, k),
-        swizzle=True, kstep=p.BK, consumers=2, cluster_m=p.cluster_m, cluster_n=p.cluster_n, schedule=p.schedule, split=p.split,
+        swizzle=True, kstep=p.BK, consumers=2, cluster_m=p.cluster_m, cluster_n=p.cluster_n, schedule=p.schedule, split=p.split, ctas=p.ctas,
         persistent=p.persistent,
     )
 

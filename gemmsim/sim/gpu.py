@@ -335,9 +335,10 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     """One k-step of a tensor-core block for the SM pipeline model (``models.sm_pipeline``), from the machine file:
 
     * copy: ``transfer_clk`` (the step's bytes at the SM's share of the L2 and DRAM bandwidths -- shared by the
-      ``active_sms`` SMs that have blocks, not by all of them -- and at most what the SM's copy path moves for its
-      resident blocks, min(blocks x ``async_copy_bytes_per_clk_block``, ``async_copy_bytes_per_clk``), both measured
-      with cp.async and assumed for TMA requests too) then ``latency_clk`` (L2 / DRAM latency by hit rate);
+      ``active_sms`` SMs that have blocks, not by all of them -- and, for cp.async, at most what the SM's copy path
+      moves for its resident blocks, min(blocks x ``async_copy_bytes_per_clk_block``, ``async_copy_bytes_per_clk``),
+      both measured with cp.async; TMA copies are its own engine, not measured: the L2 share alone) then
+      ``latency_clk`` (L2 / DRAM latency by hit rate);
     * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
       ``__syncthreads`` the latency of the shared-memory read after it (``l1.hit_latency_cycles``: the L1/shared
       SRAM's load-to-use latency);
@@ -356,8 +357,8 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     copy = transfer_clk * active_sms / m.sms
     rates = [r for r in (m.async_copy_bytes_per_clk,
                          blocks_per_sm * m.async_copy_bytes_per_clk_block if m.async_copy_bytes_per_clk_block else None) if r]
-    if rates:  # the SM's copy path: what its resident blocks request (a TMA multicast tile is requested once per cluster)
-        requested = spec.l2_bytes_per_step() if hopper else (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem
+    if rates and not hopper:  # cp.async's path, as measured; TMA is its own engine (not measured: the L2 share alone)
+        requested = (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem
         copy = max(copy, requested / min(rates))  # one port per SM: B blocks share min(B x block, SM)
     return sp.StepCost(
         steps=steps, stages=spec.stages, warps=spec.math_warps if hopper else spec.warps, mma_clk=mma_clk,
@@ -372,7 +373,7 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
 def _pipeline_sm_time(m: GPUMachine, spec: TensorCoreSpec, cost: sp.StepCost, grid: int, blocks_per_sm: int):
     """(busiest SM's time as ``timing.gpu.SMTime``, the resident set's pipeline) for a tensor-core kernel."""
     if isinstance(spec, HopperSpec) and spec.persistent:
-        ctas = (m.sms // spec.cluster_size) * spec.cluster_size * blocks_per_sm
+        ctas = spec.ctas or (m.sms // spec.cluster_size) * spec.cluster_size * blocks_per_sm
         sched = sp.persistent_cycles(cost, grid, ctas, epilogue_overlap=spec.schedule == "pingpong")
     else:
         sched = sp.grid_cycles(cost, grid, m.sms, blocks_per_sm)

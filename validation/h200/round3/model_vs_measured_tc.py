@@ -1,7 +1,7 @@
 """Tensor-core GEMMs on the H200: gemmsim's SM-pipeline model against round 3's measurements (issue 12).
 
-Usage (from the repository root):  python validation/h200/round3/model_vs_measured_tc.py [DATA_DIR]
-DATA_DIR holds round 3's CSVs (default: validation/h200/round3/data). Writes
+Usage (from the repository root):  python validation/h200/round3/model_vs_measured_tc.py [DATA_DIR [stages,cublas]]
+DATA_DIR holds round 3's CSVs (default: this folder: mma_pipeline.csv, mma_stalls.csv, cublas_sweep.csv). Writes
   validation/h200/round3/model_tc_stages.csv   one row per measured mma_pipe launch configuration, with the model
   validation/h200/round3/model_tc_cublas.csv   one row per cuBLAS size and dtype, with the model
   validation/h200/round3/figures/tc_stages.png, tc_stage_parts.png, tc_cublas.png
@@ -43,6 +43,10 @@ HERE = Path(__file__).resolve().parent
 FIG = HERE / "figures"
 # mma_pipe's variants: name -> warps along M x N (mma_pipe.cu, variants())
 WARP_GRID = {"mma_128x128_w2x4": (2, 4), "mma_64x64_w2x2": (2, 2), "mma_128x128_w2x2": (2, 2)}
+STAGE_FILES = ("mma_pipeline.csv",)
+# instructions one warp issues per k-step: the main-loop body of each kernel in the SASS (raw/run2_bulk.tar.gz,
+# bulk/sass_mma_pipe.txt; counted by sass_loop_counts() below), the same for S = 1..4 within 4 %
+SASS_LOOP = {"mma_128x128_w2x4": 403, "mma_64x64_w2x2": 358, "mma_128x128_w2x2": 406}
 
 
 def read(path: Path) -> list[dict]:
@@ -55,6 +59,42 @@ def machine_at(h, mhz: float):
     return h.model_copy(update={"clock_mhz_tensor_sustained": float(mhz)})
 
 
+def sass_loop_counts(sass_text: str) -> dict:
+    """Instructions in the longest backward-branch loop of every mma_gemm instantiation of a cuobjdump -sass dump:
+    {(BM, BN, WM, WN, S): (instructions, HMMA)}."""
+    import re
+
+    out = {}
+    parts = re.split(r"\n\s*Function : ", sass_text)
+    for part in parts[1:]:
+        head = part.split("\n", 1)[0]
+        m = re.search(r"mma_gemmILi(\d+)ELi(\d+)ELi\d+ELi(\d+)ELi(\d+)ELi(\d+)", head)
+        if not m:
+            continue
+        ins = [(int(a, 16), t) for a, t in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", part)]
+        index = {a: k for k, (a, _) in enumerate(ins)}
+        loops = []
+        for k, (a, t) in enumerate(ins):
+            b = re.search(r"BRA .*?(0x[0-9a-f]+)", t)
+            if b and int(b.group(1), 16) < a and int(b.group(1), 16) in index:
+                loops.append((index[int(b.group(1), 16)], k))
+        if loops:
+            i, j = max(loops, key=lambda x: x[1] - x[0])
+            body = [t for _, t in ins[i:j + 1]]
+            out[tuple(int(x) for x in m.groups())] = (len(body), sum("HMMA" in t for t in body))
+    return out
+
+
+def launch_overhead_s(data: Path) -> float:
+    """An empty kernel's CUDA-event time (waves3.csv, kernel 'empty'): what every timed launch pays beyond the model."""
+    f = data / "waves3.csv"
+    if f.exists():
+        for r in read(f):
+            if r["kernel"] == "empty":
+                return float(r["time_ms"]) * 1e-3
+    return 0.0
+
+
 def pearson(x, y) -> float:
     x, y = np.asarray(x, float), np.asarray(y, float)
     if len(x) < 3 or x.std() == 0 or y.std() == 0:
@@ -65,20 +105,34 @@ def pearson(x, y) -> float:
 # ---------------------------------------------------------------------------------------------------
 # The S sweep of mma_pipe (cp.async + ldmatrix + mma.sync)
 # ---------------------------------------------------------------------------------------------------
-def stage_rows(h, data: Path) -> list[dict]:
+def sass_counts(data: Path) -> dict:
+    """Per-(BM, BN, warps_m, warps_n, S) loop instruction counts from the SASS in the bulk archive, {} without it."""
+    import tarfile
+
+    path = data / "raw" / "run2_bulk.tar.gz"
+    if not path.exists():
+        return {}
+    with tarfile.open(path) as tar:
+        f = tar.extractfile("bulk/sass_mma_pipe.txt")
+        return sass_loop_counts(f.read().decode()) if f else {}
+
+
+def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
     out = []
-    for f in sorted(data.glob("mma_*.csv")):
-        if "sustain" in f.name:
+    sass = sass_counts(data)
+    for name in STAGE_FILES:
+        if not (data / name).exists():
             continue
-        for r in read(f):
+        for r in read(data / name):
             name = r["kernel"]
             wm, wn = WARP_GRID.get(name, (None, None))
             BM, BN, BK, S = (int(r[k]) for k in ("BM", "BN", "BK", "stages"))
             M, N, K = (int(r[k]) for k in ("M", "N", "K"))
-            params = dict(BM=BM, BN=BN, BK=BK, WM=BM // wm, WN=BN // wn, stages=S, regs=int(r["regs"]),
-                          smem=int(r["smem_bytes"]), max_blocks=264)
+            params = dict(BM=BM, BN=BN, BK=BK, WM=BM // wm, WN=BN // wn, stages=S, regs=int(r["regs"]), pad=8,
+                          warp_instructions_per_step=sass.get((BM, BN, wm, wn, S), (SASS_LOOP[name],))[0], max_blocks=264)
             mhz = float(r["sm_mhz"])
             row = dict(kernel=name, BM=BM, BN=BN, warps=int(r["warps"]), stages=S, M=M, N=N, K=K, sm_mhz=mhz,
+                       sass_loop_instructions=params["warp_instructions_per_step"],
                        measured_tflops=float(r["tflops"]), blocks_per_sm_api=int(r["blocks_per_sm"]))
             try:
                 at = simulate_gpu(machine_at(h, mhz), "tensorcore", M=M, N=N, K=K, dtype="fp16", **params)
@@ -87,7 +141,9 @@ def stage_rows(h, data: Path) -> list[dict]:
                 row.update(model_tflops=float("nan"), note=str(err))
                 out.append(row)
                 continue
-            row.update(model_tflops=at["tflops"], model_tflops_sustained_clock=sus["tflops"],
+            flops = 2.0 * M * N * K
+            row.update(model_tflops=flops / (at["time_s"] + launch_s) / 1e12, model_tflops_no_launch=at["tflops"],
+                       model_tflops_sustained_clock=flops / (sus["time_s"] + launch_s) / 1e12,
                        model_blocks_per_sm=at["blocks_per_sm"], model_bound=at["bound"],
                        model_step_clk=at.get("pipe_step_clk", float("nan")),
                        **{f"model_{k}": at.get(f"pipe_{k}_clk", float("nan")) for k in ("copy_wait", "barrier", "mma", "contention")})
@@ -109,20 +165,57 @@ def report_stages(rows: list[dict]) -> None:
     groups = {}
     for r in ok:
         groups.setdefault((r["kernel"], r["M"]), []).append(r)
-    exact = 0
+    exact = first = 0
     for (k, M), g in sorted(groups.items()):
         meas = [r["stages"] for r in sorted(g, key=lambda r: -r["measured_tflops"])]
         mod = [r["stages"] for r in sorted(g, key=lambda r: -r["model_tflops"])]
         exact += meas == mod
-        print(f"  ranking {k} M={M}: measured S order {meas}, model {mod} -> {'exact' if meas == mod else 'differs'}")
-    print(f"S ranking exact in {exact} of {len(groups)} (kernel, size) groups")
+        first += meas[-1] == mod[-1]
+        spread = lambda key: max(r[key] for r in g if r["stages"] > 1) / min(r[key] for r in g if r["stages"] > 1) - 1
+        print(f"  ranking {k} M={M}: measured S order {meas}, model {mod} -> {'exact' if meas == mod else 'differs'} "
+              f"(S >= 2 spread: measured {spread('measured_tflops'):.1%}, model {spread('model_tflops'):.1%})")
+    print(f"S ranking exact in {exact} of {len(groups)} (kernel, size) groups; the slowest S the same in {first}")
 
 
 # ---------------------------------------------------------------------------------------------------
 # The cuBLAS sweep (hopper_ws with the tile of the kernel cuBLAS chose)
 # ---------------------------------------------------------------------------------------------------
-def cublas_rows(h, data: Path) -> list[dict]:
+def kernel_durations(data: Path) -> dict:
+    """GPU-side duration (us) and grid of the one profiled product per size, from the torch.profiler trace in the bulk
+    archive: {(dtype, sweep, M, N, K): (us, grid)}, in cublas_sweep.py's order (fill kernels separate the sizes)."""
+    import json
+    import tarfile
+
+    path = data / "raw" / "run2_bulk.tar.gz"
+    if not path.exists():
+        return {}
+    with tarfile.open(path) as tar:
+        f = tar.extractfile("bulk/cublas_trace.json")
+        ev = json.load(f) if f else []
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    kern = sorted((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    groups, cur = [], None
+    for e in kern:
+        if "elementwise" in e["name"] or "fill" in e["name"].lower():
+            if cur is not None:
+                groups.append(cur)
+            cur = []
+        elif cur is not None:
+            cur.append(e)
+    sizes = [("coarse", m, m, 4096) for m in range(1024, 8192 + 1, 512)] + [("fine", 4096, n, 4096) for n in range(3840, 4736 + 1, 32)]
+    keys = [(d, *sz) for d in ("fp16", "bf16") for sz in sizes]
+    out = {}
+    for key, g in zip(keys, groups):
+        if g:
+            e = max(g, key=lambda e: e["dur"])
+            grid = e.get("args", {}).get("grid", [0])
+            out[key] = (float(e["dur"]), int(np.prod(grid)))
+    return out
+
+
+def cublas_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
     out = []
+    durations = kernel_durations(data)
     for r in read(data / "cublas_sweep.csv"):
         M, N, K = int(r["M"]), int(r["N"]), int(r["K"])
         name = r["kernel"].strip('"')
@@ -130,17 +223,25 @@ def cublas_rows(h, data: Path) -> list[dict]:
         mhz = statistics.mean(clocks) if clocks else h.clock_mhz_tensor
         row = dict(sweep=r["sweep"], dtype=r["dtype"], M=M, N=N, K=K, kernel=name, sm_mhz=mhz,
                    measured_tflops=float(r["tflops"]))
+        us, grid = durations.get((r["dtype"], r["sweep"], M, N, K), (float("nan"), 0))
+        row.update(kernel_us=us, kernel_grid=grid, kernel_tflops=2.0 * M * N * K / (us * 1e-6) / 1e12 if us == us else float("nan"))
         try:
             # cuBLAS's m x n = torch's N x M (column-major C^T = B^T A^T)
+            extra = {"ctas": grid} if grid else {}  # the persistent grid cuBLAS launched (profiler), an input like the tile
             at = simulate_gpu(machine_at(h, mhz), "hopper_ws", M=N, N=M, K=K, dtype=r["dtype"], kernel_name=name,
-                              max_blocks=264)
+                              max_blocks=264, **extra)
+            sus = simulate_gpu(h, "hopper_ws", M=N, N=M, K=K, dtype=r["dtype"], kernel_name=name, max_blocks=264, **extra)
         except (GemmsimError, ValueError) as err:
             row.update(model_tflops=float("nan"), note=str(err)[:120])
             out.append(row)
             continue
-        row.update(model_tflops=at["tflops"], model_bound=at["bound"], BM=at["BM"], BN=at["BN"], stages=at["stages"],
+        row.update(model_tflops=2.0 * M * N * K / (at["time_s"] + launch_s) / 1e12, model_tflops_no_launch=at["tflops"],
+                   model_bound=at["bound"], BM=at["BM"], BN=at["BN"], stages=at["stages"],
                    tiles=at["tiles"], tiles_per_sm=at.get("blocks_on_busiest_sm"))
         row["ratio"] = row["model_tflops"] / row["measured_tflops"]
+        row["ratio_kernel"] = row["model_tflops_no_launch"] / row["kernel_tflops"]
+        row["model_tflops_sustained_clock"] = sus["tflops"]
+        row["ratio_kernel_sustained"] = sus["tflops"] / row["kernel_tflops"]
         out.append(row)
     return out
 
@@ -155,7 +256,21 @@ def report_cublas(rows: list[dict]) -> None:
             p = pearson([r["model_tflops"] for r in g], [r["measured_tflops"] for r in g])
             med = statistics.median(r["ratio"] for r in g)
             print(f"{dtype} {sweep:6s}: n={len(g):2d}  Pearson {p:+.3f} (target >= 0.8)  median predicted/measured "
-                  f"{med:.3f} (target 0.8-1.25)  range {min(r['ratio'] for r in g):.2f}-{max(r['ratio'] for r in g):.2f}")
+                  f"{med:.3f} (target 0.8-1.25)  range {min(r['ratio'] for r in g):.2f}-{max(r['ratio'] for r in g):.2f}"
+                  "   [CUDA events around torch.matmul, model + launch overhead]")
+            k = [r for r in g if r["kernel_tflops"] == r["kernel_tflops"]]
+            if k:
+                pk = pearson([r["model_tflops_no_launch"] for r in k], [r["kernel_tflops"] for r in k])
+                mk = statistics.median(r["ratio_kernel"] for r in k)
+                print(f"{'':12s} n={len(k):2d}  Pearson {pk:+.3f}                median predicted/measured {mk:.3f}"
+                      f"                    range {min(r['ratio_kernel'] for r in k):.2f}-{max(r['ratio_kernel'] for r in k):.2f}"
+                      "   [kernel duration from the profiler trace, model alone at the probe clock]")
+                ps = pearson([r["model_tflops_sustained_clock"] for r in k], [r["kernel_tflops"] for r in k])
+                ms = statistics.median(r["ratio_kernel_sustained"] for r in k)
+                print(f"{'':12s} n={len(k):2d}  Pearson {ps:+.3f}                median predicted/measured {ms:.3f}"
+                      f"                    range {min(r['ratio_kernel_sustained'] for r in k):.2f}-"
+                      f"{max(r['ratio_kernel_sustained'] for r in k):.2f}"
+                      f"   [kernel duration, model alone at the sustained clock]")
     bad = [r for r in rows if r["model_tflops"] != r["model_tflops"]]
     for r in bad:
         print(f"  not modelled: {r['dtype']} {r['M']}x{r['N']}x{r['K']} {r['kernel'][:60]}: {r.get('note')}")
@@ -173,14 +288,17 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    data = Path(argv[1]) if len(argv) > 1 else HERE / "data"
+    data = Path(argv[1]) if len(argv) > 1 else HERE
     h = load_machine("h200")
     FIG.mkdir(exist_ok=True)
-    st = stage_rows(h, data)
+    launch = launch_overhead_s(data)
+    print(f"model times include the measured launch overhead of an empty kernel, {launch * 1e6:.1f} us")
+    only = set(argv[2].split(",")) if len(argv) > 2 else {"stages", "cublas"}
+    st = stage_rows(h, data, launch) if "stages" in only else []
     if st:
         write_csv(HERE / "model_tc_stages.csv", st)
         report_stages(st)
-    cb = cublas_rows(h, data) if (data / "cublas_sweep.csv").exists() else []
+    cb = cublas_rows(h, data, launch) if (data / "cublas_sweep.csv").exists() and "cublas" in only else []
     if cb:
         write_csv(HERE / "model_tc_cublas.csv", cb)
         report_cublas(cb)
@@ -188,7 +306,8 @@ def main(argv: list[str]) -> int:
 
     if st:
         fig_stages(st, FIG / "tc_stages.png")
-        fig_stage_parts(st, FIG / "tc_stage_parts.png")
+        stalls = read(data / "mma_stalls.csv") if (data / "mma_stalls.csv").exists() else []
+        fig_stage_parts(st, stalls, FIG / "tc_stage_parts.png")
     if cb:
         fig_cublas(cb, FIG / "tc_cublas.png")
     return 0

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 PART_COLORS = {"mma": "C2", "contention": "C1", "barrier": "C4", "copy_wait": "C3"}
-PART_LABELS = {"mma": "MMAs at the tensor rate", "contention": "shared pipes (other blocks, smem)",
+PART_LABELS = {"mma": "MMAs and instruction issue", "contention": "shared pipes (other blocks, smem)",
                "barrier": "barrier + first smem read", "copy_wait": "waiting for the copy (latency)"}
 
 
@@ -23,13 +23,13 @@ def fig_stages(rows: list[dict], path: Path) -> None:
     fig = Figure(figsize=(4.2 * len(ks), 3.8), layout="constrained")
     axes = fig.subplots(1, len(ks), squeeze=False)[0]
     for ax, k in zip(axes, ks):
-        for size, mk in ((4096, "o"), (8192, "s")):
+        for size, mk, col in ((4096, "o", "C0"), (8192, "s", "C1")):
             g = sorted((r for r in rows if r["kernel"] == k and r["M"] == size), key=lambda r: r["stages"])
             if not g:
                 continue
             S = [r["stages"] for r in g]
-            ax.plot(S, [r["measured_tflops"] for r in g], mk, color="k", ms=7, mfc="none", label=f"measured, N={size}")
-            ax.plot(S, [r["model_tflops"] for r in g], mk + "-", color="C0", label=f"model at the launch's clock, N={size}")
+            ax.plot(S, [r["measured_tflops"] for r in g], mk, color=col, ms=8, mfc="none", mew=1.5, label=f"measured, N={size}")
+            ax.plot(S, [r["model_tflops"] for r in g], mk + "-", color=col, ms=4, label=f"model at the launch's clock, N={size}")
             if size == 4096:
                 ax.plot(S, [r.get("model_tflops_sustained_clock", float("nan")) for r in g], ":", color="C0", alpha=0.6,
                         label="model at the file's sustained clock")
@@ -43,25 +43,53 @@ def fig_stages(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=130)
 
 
-def fig_stage_parts(rows: list[dict], path: Path) -> None:
+#: ncu stall reasons (cycles per issued instruction) grouped as the model's parts
+STALL_GROUPS = {
+    "copy_wait": ("stall_long_scoreboard",),
+    "barrier": ("stall_barrier",),
+    "contention": ("stall_mio_throttle", "stall_short_scoreboard", "stall_lg_throttle"),
+    "mma": ("stall_math_pipe_throttle", "stall_wait", "stall_selected", "stall_not_selected", "stall_dispatch_stall"),
+}
+
+
+def fig_stage_parts(rows: list[dict], stalls: list[dict], path: Path) -> None:
+    """Per kernel: for each S, the model's split of a k-step (left bar) beside ncu's stall reasons grouped the same
+    way (right bar), both as fractions of the step."""
     ks = _kernels(rows)
-    fig = Figure(figsize=(4.2 * len(ks), 3.8), layout="constrained")
+    fig = Figure(figsize=(4.3 * len(ks), 4.0), layout="constrained")
     axes = fig.subplots(1, len(ks), squeeze=False)[0]
     for ax, k in zip(axes, ks):
         g = sorted((r for r in rows if r["kernel"] == k and r["M"] == 4096), key=lambda r: r["stages"])
-        bottom = [0.0] * len(g)
-        x = [r["stages"] for r in g]
-        for part in ("mma", "contention", "barrier", "copy_wait"):
-            v = [r.get(f"model_{part}", 0.0) or 0.0 for r in g]
-            ax.bar(x, v, bottom=bottom, color=PART_COLORS[part], label=PART_LABELS[part], width=0.6)
-            bottom = [b + y for b, y in zip(bottom, v)]
-        r0 = g[0] if g else {"BM": "?", "BN": "?", "warps": "?", "model_blocks_per_sm": "?"}
-        bps = ", ".join(str(r.get("model_blocks_per_sm")) for r in g)
-        ax.set(title=f"{r0['BM']}x{r0['BN']}, {r0['warps']} warps (blocks/SM: {bps})", xlabel="stages S", xticks=[1, 2, 3, 4])
+        meas = {int(r["stages"]): r for r in stalls if r["kernel"] == k}
+        for dx, source in ((-0.18, "model"), (0.18, "ncu")):
+            bottom = [0.0] * len(g)
+            for part in ("mma", "contention", "barrier", "copy_wait"):
+                vals = []
+                for r in g:
+                    if source == "model":
+                        tot = sum((r.get(f"model_{p}") or 0.0) for p in PART_COLORS)
+                        vals.append((r.get(f"model_{part}") or 0.0) / tot if tot else 0.0)
+                    else:
+                        m = meas.get(r["stages"])
+                        if m is None:
+                            vals.append(0.0)
+                            continue
+                        tot = sum(float(m[c]) for cols in STALL_GROUPS.values() for c in cols if c in m)
+                        vals.append(sum(float(m[c]) for c in STALL_GROUPS[part] if c in m) / tot if tot else 0.0)
+                ax.bar([r["stages"] + dx for r in g], vals, bottom=bottom, width=0.34, color=PART_COLORS[part],
+                       label=PART_LABELS[part] if source == "model" else None, hatch=None if source == "model" else "//",
+                       edgecolor="white")
+                bottom = [b + v for b, v in zip(bottom, vals)]
+        r0 = g[0] if g else {"BM": "?", "BN": "?", "warps": "?"}
+        ax.set(title=f"{r0['BM']}x{r0['BN']}, {r0['warps']} warps (left: model, right hatched: ncu)",
+               xlabel="stages S", xticks=[1, 2, 3, 4], ylim=(0, 1.0))
+        ax.title.set_fontsize(8.5)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("SM cycles per k-step of one block (model)")
-    axes[-1].legend(fontsize=7, loc="upper right")
-    fig.suptitle("Where a k-step's time goes (model, M=N=K=4096): one stage waits for every copy", fontsize=10)
+    axes[0].set_ylabel("fraction of a k-step (model) / of warp stall cycles (ncu)")
+    axes[-1].legend(fontsize=7, loc="lower right", framealpha=0.9)
+    fig.suptitle("Where a k-step's time goes, M=N=K=4096: model against ncu stall reasons "
+                 "(long scoreboard = copy wait; mio/short scoreboard = shared pipe; wait/math/selected = MMA issue)",
+                 fontsize=9)
     fig.savefig(path, dpi=130)
 
 
@@ -74,12 +102,19 @@ def fig_cublas(rows: list[dict], path: Path) -> None:
             if not g:
                 continue
             x = [r[xkey] for r in g]
-            ax.plot(x, [r["measured_tflops"] for r in g], "o", color=color, ms=4, mfc="none", label=f"cuBLAS {dtype}, measured")
-            ax.plot(x, [r["model_tflops"] for r in g], "-", color=color, label=f"hopper_ws model, {dtype}")
+            ax.plot(x, [r["measured_tflops"] for r in g], "o", color=color, ms=4, mfc="none",
+                    label=f"{dtype}: CUDA events around torch.matmul")
+            ax.plot(x, [r.get("kernel_tflops", float("nan")) for r in g], "x", color=color, ms=5,
+                    label=f"{dtype}: kernel duration (profiler)")
+            ax.plot(x, [r.get("model_tflops_no_launch", r["model_tflops"]) for r in g], "-", color=color,
+                    label=f"{dtype}: model at the probe clock")
+            ax.plot(x, [r.get("model_tflops_sustained_clock", float("nan")) for r in g], "--", color=color,
+                    label=f"{dtype}: model at the sustained 1430 MHz")
         ax.set(title=f"{sweep} sweep", xlabel=xlabel, ylabel="TFLOP/s")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle("H200 torch.matmul (cuBLAS) against the warp-specialised model with the tile cuBLAS chose, "
-                 "each at its launch's clock", fontsize=10)
+    fig.suptitle("H200 torch.matmul (cuBLAS) against the warp-specialised model with the tile cuBLAS chose, each at "
+                 "its launch's clock\n(event times include torch's host dispatch, which dominates below 3072; the profiler's "
+                 "kernel duration does not)", fontsize=9)
     fig.savefig(path, dpi=130)
