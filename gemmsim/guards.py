@@ -243,8 +243,11 @@ def check_case(machine, case) -> None:
 
         k = GPU_KERNELS.get(case.kernel)
         if k is not None:
+            from gemmsim.models.occupancy import occupancy
+
             spec = k.spec(case.params, case.dtype, machine, M=case.M)
             check_gpu(-(-case.M // spec.BM) * -(-case.N // spec.BN), spec.steps(case.K), what)
+            occupancy(machine, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)  # a launch the GPU refuses
     elif machine.kind == "systolic":
         p = case.params
         rows = p.get("rows") or p.get("array") or machine.rows

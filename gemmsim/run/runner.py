@@ -199,9 +199,10 @@ def _from_file(source: str, results):
     try:
         yield from results
     except GemmsimError as err:
-        if err.source:
-            raise
-        raise type(err)(err.message, source=source, problems=err.problems) from None
+        if err.source and Path(err.source.rsplit(":", 2)[0]).exists():
+            raise  # already names a file
+        msg = f"{err.source}: {err.message}" if err.source else err.message
+        raise type(err)(msg, source=source, problems=err.problems) from None
 
 
 def simulate_cases(
@@ -488,7 +489,7 @@ def run_experiment(
     check_out_dir(out, force)
     too_large = guard_problems(p)
     if too_large:
-        raise ExperimentError("cases too large to simulate", source=str(path), problems=too_large)
+        raise ExperimentError("cases too large to simulate or refused by the hardware", source=str(path), problems=too_large)
     if cache:
         check_cache_dir(Path(cache_dir or default_cache_dir(out)))
     ex = executor if isinstance(executor, Executor) else make_executor(executor, jobs=jobs, address=address)
@@ -568,8 +569,14 @@ def guard_problems(p: Plan) -> list[str]:
         seen.add(key)
         try:
             guards.check_case(p.machines[c.machine], c)
-        except GemmsimError as err:
+        except guards.SizeLimitError as err:
             out.append(err.message)
+        except GemmsimError as err:  # a launch the hardware refuses: name the kernel entry it comes from
+            entries = p.experiment.kernel_entries()
+            i = next((i for i, e in enumerate(entries) if e.name == c.kernel
+                      and all(c.params.get(k) == v for k, v in e.params.items())), None)
+            field = f"kernels[{i}].params" if i is not None else f"kernel {c.kernel}"
+            out.append(f"{field} ({c.kernel} on {c.machine}, M={c.M} N={c.N} K={c.K} {c.dtype}): {err.message}")
     return out
 
 

@@ -32,6 +32,27 @@ def _warm() -> None:
             __import__(mod)
         except Exception:  # a module another change broke: its cases fail on their own, with their traceback
             pass
+    # run a few tiny commands once, so the compiled (numba) functions are loaded before the children fork
+    import contextlib
+    import io
+    import tempfile
+
+    main = importlib.import_module("gemmsim.cli.main").main
+    with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        for fmt in ("din", "xdin", "lackey", "npy"):
+            t = f"{d}/t.{fmt}"
+            for argv in (["trace", "ijk", "--N", "3", "--out", t], ["simulate", "--trace", t, "--machine", "toy"],
+                         ["simulate", "--trace", t, "--cache", "4:2:64"]):
+                try:
+                    main(argv)
+                except BaseException:
+                    pass
+        for argv in (["explain", "ijk", "--N", "2"], ["systolic", "--machine", "systolic_4", "--M", "2", "--N", "2", "--K", "2"]):
+            try:
+                main(argv)
+            except BaseException:
+                pass
 
 
 def _child(job: dict) -> None:

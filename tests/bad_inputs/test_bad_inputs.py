@@ -8,7 +8,7 @@ valid input must keep working (exit 0, the manifest's ``stdout`` text).
 Speed: a fresh interpreter spends most of a bad input's second importing numpy, numba and pydantic, so the cases
 run in children forked from a warm ``python -m gemmsim`` (``_forkserver.py``: one per pytest process, each child a
 separate process with its own limits, folder, environment and output, running gemmsim's ``__main__``).
-``test_real_processes`` runs a sample of the cases, and ``GEMMSIM_CORPUS_REAL=1`` all of them, as plain
+``test_real_process`` runs a sample of the cases, and ``GEMMSIM_CORPUS_REAL=1`` all of them, as plain
 ``python -m gemmsim`` processes. Cases are made in a fresh folder each, from the manifest: ``files`` are written
 there (text, a repository file with replacements, generated text or bytes, or a file of ``data/``).
 """
@@ -21,12 +21,10 @@ import gzip
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -233,15 +231,16 @@ def test_case(case, tmp_path):
     check(case, run_case(case, tmp_path, real=REAL))
 
 
-def test_real_processes(tmp_path):
-    """A sample of the corpus (every 12th case, and every valid run) as plain ``python -m gemmsim`` processes, two at a
-    time: the fork server changes nothing a case can see."""
-    sample = [c for i, c in enumerate(CASES) if (i % 12 == 0 or c["argv"][:1] == ["run"] and c.get("expect") == "ok")
-              and not (c.get("skip_root") and os.geteuid() == 0)]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda c: run_case(c, tmp_path, real=True), sample))
-    for c, r in zip(sample, results):
-        check(c, r)
+#: the cases also run as plain ``python -m gemmsim`` processes: every 25th, and every valid run
+SAMPLE = [c for i, c in enumerate(CASES) if i % 25 == 0 or c["argv"][:1] == ["run"] and c.get("expect") == "ok"]
+
+
+@pytest.mark.parametrize("case", SAMPLE, ids=[c["id"] for c in SAMPLE])
+def test_real_process(case, tmp_path):
+    """A sample of the corpus as plain ``python -m gemmsim`` processes: the fork server changes nothing a case sees."""
+    if case.get("skip_root") and os.geteuid() == 0:
+        pytest.skip("permissions do not stop root")
+    check(case, run_case(case, tmp_path, real=True))
 
 
 @pytest.mark.slow
