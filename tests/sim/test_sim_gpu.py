@@ -135,7 +135,8 @@ def test_wave_quantization_experiment(tmp_path):
 
 def test_l2_raster_experiment(tmp_path):
     rows = _run("l2_raster", tmp_path)
-    assert sorted(r["p_raster"] for r in rows) == ["column", "grouped", "row"]
+    assert sorted({r["p_raster"] for r in rows}) == ["column", "grouped", "row"]
+    assert len(rows) == 3 * len({r["N"] for r in rows})  # every order at every quick size
     for r in rows:
         assert float(r["dram_bytes_perfect_reuse"]) <= float(r["dram_bytes"]) <= float(r["dram_bytes_no_reuse"])
         assert 0 <= float(r["l2_hit_rate"]) <= 1
