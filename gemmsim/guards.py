@@ -172,9 +172,15 @@ def check_cpu(machine, kernel, M: int, N: int, K: int, dtype: str, what: str, th
     from gemmsim.units import dtype_bytes
 
     positive_dims(what, M=M, N=N, K=K)
+    from gemmsim.errors import KernelError
+
+    try:
+        elem = dtype_bytes(dtype)
+    except ValueError as exc:
+        raise KernelError(str(exc)) from None
     lanes = 1
     if machine is not None and getattr(kernel, "simd", False):
-        lanes = max(1, getattr(machine, "simd_bits", 128) // 8 // dtype_bytes(dtype))
+        lanes = max(1, getattr(machine, "simd_bits", 128) // 8 // elem)
     est = cpu_accesses(M, N, K, getattr(kernel, "simd", False), lanes)
     check("accesses", est, what)
     if machine is not None:

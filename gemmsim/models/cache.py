@@ -948,6 +948,9 @@ class Cache:
         # 17 to 32 ways, one copy without coherence: _run_wide (fingerprints as _run_small, stamps for the order).
         self._wide = not self._packed and self.ways <= WIDE_WAYS and self.copies == 1 and coherence == "none"
         n = self.copies * self.sets * self.ways
+        from gemmsim.guards import check_caches  # refuse a state that cannot fit before numpy tries (issue 16)
+
+        check_caches([(self.sets, self.ways)], f"cache {self.name!r} of {self.sets} sets x {self.ways} ways", self.copies)
         self._tags = np.empty(n, dtype=np.int64)
         self._dirty = np.empty(n, dtype=np.uint8)
         if self._packed:

@@ -408,6 +408,12 @@ def test_api_absurd_sizes_are_refused_before_any_allocation():
         gemmsim.simulate_gpu("h200", "gemm", M=10**6, N=10**6, K=10**6, dtype="fp16")
     with pytest.raises(SizeLimitError, match="folds"):
         gemmsim.simulate_systolic(gemmsim.load_machine("tpu_v1"), M=10**5, N=10**5, K=10**5)
+    with pytest.raises(SizeLimitError, match="--size-limit memory="):
+        gemmsim.Cache("L1", 10**12, 8, 64)
+    with pytest.raises(SizeLimitError, match="--size-limit memory="):
+        gemmsim.Hierarchy.from_specs(["64:8:64", "1:100000000000:64"])
+    with pytest.raises(KernelError, match="unknown dtype 'fp7'"):
+        gemmsim.simulate_cpu(gemmsim.load_machine("haswell"), "gemm", 8, 8, 8, dtype="fp7")
 
 
 def test_api_bad_files_raise_their_family(tmp_path):
