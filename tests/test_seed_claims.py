@@ -1,4 +1,4 @@
-"""Seed claims that are arithmetic on machine files and shapes (SEED_CLAIMS.md); experiments cover the rest."""
+"""Seed claims that are arithmetic on machine files and shapes (experiments/CLAIMS.md); experiments cover the rest."""
 
 import pytest
 

@@ -662,7 +662,7 @@ def tensorcore_registers(WM: int, WN: int, acc_bytes: int = 4) -> int:
     Accumulators ``WM*WN/32 * acc_bytes/4`` + double-buffered fragments ``2*(4*WM/16 + 2*WN/8)`` (an A
     ldmatrix.x4 fragment is 4 registers per lane, a B n8 fragment 2) + 32 for addresses and counters.
     For CUTLASS's 64x64 warp tile with fp32 accumulators this gives 224; ptxas reports 226 for the
-    256x128x32 kernel of seed 003 (GPU_FACTS 2.5, example 1).
+    256x128x32 kernel of seed 003 (ptxas -v of CUTLASS's 256x128x32 device::Gemm for sm_89 reports 226 registers).
     """
     return min(255, WM * WN // 32 * acc_bytes // 4 + 2 * (4 * (WM // 16) + 2 * (WN // 8)) + 32)
 
@@ -749,7 +749,7 @@ def uses_tensor_cores(machine, dtype: str) -> bool:
 def _build_gemm(k: GPUKernel, p: GemmParams, dtype: str, machine, M: int | None = None) -> GPUKernelSpec:
     if uses_tensor_cores(machine, dtype):
         # cuBLAS picks skinny tiles when M is small (decode: M = batch), e.g. 64x48 / 64x64 seen on the H200
-        # (GPU_FACTS 3.4): a 128-row tile would compute mostly padding. Rows: the power of two >= M, 16..128.
+        # (NVIDIA, Matrix Multiplication Background User's Guide, DU-09799-001, ch. 3): a 128-row tile would compute mostly padding. Rows: the power of two >= M, 16..128.
         bm = 128 if M is None else min(128, max(16, 1 << max(0, (M - 1).bit_length())))
         tp = TensorCoreParams(BM=bm, WM=min(64, bm), WN=64 if bm >= 64 else 32, stages=p.stages, raster=p.raster,
                               group_m=p.group_m, mma=_MMA_BY_ELEM[dtype_bytes(dtype)], BK=max(32, 32 // dtype_bytes(dtype)))

@@ -6,7 +6,7 @@ shared-memory bandwidth -- are properties computed here, never second numbers in
 
 Sources: CUDA C++ Programming Guide section 20 (Table 27, carve-outs, the 1 KiB per-block reserve);
 ``cuda_occupancy.h`` (register and shared-memory allocation granularities, sub-partitions, barrier limit);
-the A100/H100/Ada whitepapers; measurements on an H200 (validation/h200/). See GPU_FACTS.md (the project's shared facts file).
+the A100/H100/Ada whitepapers; measurements on an H200 (validation/h200/).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Shared memory has 32 banks of 4 bytes; successive 32-bit words go to successive banks, and each bank
 returns one word per clock, so one *wavefront* moves up to 128 B (CUDA Programming Guide 20.4.3).
-One warp instruction is served as follows (GPU_FACTS 4.1):
+One warp instruction is served as follows (CUDA C++ Programming Guide, shared memory of compute capability 5.x and later:
+32 banks of 32 bits, broadcast within a word; NVIDIA developer forum thread 77228 on LDS.128):
 
 * accesses of 1, 2 or 4 bytes: the whole warp in one phase;
 * 8-byte accesses: two phases of 16 lanes (half-warps); 16-byte accesses: four phases of 8 lanes;
@@ -13,7 +14,7 @@ One warp instruction is served as follows (GPU_FACTS 4.1):
   lanes 2j and 2j+1 all read the same address ("uniform pairs") needs only half the phases -- 16 distinct
   addresses, then served as 1 phase (8-byte) or 2 phases of 16 lanes (16-byte). So an 8-byte broadcast costs
   1 wavefront and a 16-byte broadcast 2, not 2 and 4. NVIDIA's forum notes that "uniform pairs of addresses
-  can halve" an LDS.128 (GPU_FACTS 4.1). Stores never merge.
+  can halve" an LDS.128 (NVIDIA developer forum thread 77228). Stores never merge.
 
 ``wavefronts = sum over phases of max over banks of (distinct words in that bank)``; the ideal is
 ``ceil(32 x width / 128)`` (1, 2 or 4), and ``bank_conflicts = wavefronts - ideal``. These are the numbers

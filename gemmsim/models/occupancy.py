@@ -9,7 +9,7 @@ Occupancy Calculator spreadsheet. Each limit is a number of blocks per SM; the s
 * registers: registers are allocated per warp in units of 256 and each warp's registers must fit in one of
   the 4 sub-partitions (16,384 registers each), so
   ``floor(sub_partitions * floor(16384 / roundup(R * 32, 256)) / W)`` -- which can be lower than the
-  whole-SM estimate ``65536 / (rpw * W)`` (GPU_FACTS 2.3: R = 40, T = 96 gives 16, not 17);
+  whole-SM estimate ``65536 / (rpw * W)`` (R = 40, T = 96 gives 16, not 17, as the H200's API does: validation/h200/occupancy.csv);
 * shared memory: every block is charged its static + dynamic shared memory plus the 1 KiB the driver
   reserves (cc >= 8), rounded up to 128 B; the SM's shared-memory size is the carve-out preference snapped
   up to the next configuration the hardware has, or, if that is too small for one block, the smallest

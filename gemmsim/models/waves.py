@@ -1,6 +1,6 @@
 """Waves and tile quantization: how a grid of thread blocks fills the GPU, and what a partial fill costs.
 
-NVIDIA, *Matrix Multiplication Background User's Guide* (DU-09799-001), chapter 3 (GPU_FACTS 3.1):
+NVIDIA, *Matrix Multiplication Background User's Guide* (DU-09799-001), chapter 3:
 
 * tile quantization: ``tiles = ceil(M/BM) x ceil(N/BN)``; the last row and column of tiles do full math
   on partly padded data; ``tile_eff = M N / (ceil(M/BM) BM x ceil(N/BN) BN)``;

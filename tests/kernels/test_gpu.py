@@ -161,7 +161,7 @@ def test_swizzled_ldmatrix_is_conflict_free_and_plain_is_not():
 
 
 def test_registers_estimate_matches_ptxas_for_seed_003_tile():
-    assert tensorcore_registers(64, 64, 4) == 224  # ptxas reports 226 for CUTLASS 256x128x32 (GPU_FACTS 2.5)
+    assert tensorcore_registers(64, 64, 4) == 224  # ptxas reports 226 for CUTLASS 256x128x32 (ptxas -v, sm_89)
     s = KERNELS["seed003_cutlass"].spec({"stages": 3}, "fp16")
     assert (s.BM, s.BN, s.threads, s.smem_bytes, s.acc) == (256, 128, 256, 73728, "fp32")
 

@@ -1,4 +1,4 @@
-"""Occupancy: NVIDIA's algorithm, checked by hand on the worked examples of GPU_FACTS 2.3-2.5 and exactly
+"""Occupancy: NVIDIA's algorithm, checked by hand on worked examples of cuda_occupancy.h's arithmetic and exactly
 against the CUDA runtime on an H200 (validation/h200/occupancy.csv: 28,288 configurations) and against
 hardware residency (occupancy_hw.csv)."""
 
@@ -146,7 +146,7 @@ def test_exact_agreement_with_cuda_runtime_on_h200(m):
 def test_hardware_residency_on_h200(m):
     """Largest number of blocks seen resident on one SM (spinning blocks, %smid atomics) equals the model,
     except the one documented case: no shared memory at carve-out 0, where the API and the model say 8
-    (the 1 KiB reserve charged against an 8 KiB configuration) but the driver ran 32 (GPU_FACTS 2.4)."""
+    (the 1 KiB reserve charged against an 8 KiB configuration) but the driver ran 32 (validation/h200/README.md: the Programming Guide calls the carve-out a hint)."""
     h = m["h200"]
     rows = list(csv.DictReader((VALIDATION / "occupancy_hw.csv").open()))
     assert len(rows) == 30

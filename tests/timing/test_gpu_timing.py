@@ -130,5 +130,5 @@ def test_seed003_residency_claim_cannot_hold_on_sm89():
         o3 = occupancy(m, threads=256, regs=regs, smem=72 * 1024)
         assert o3.blocks_per_sm == 1
     assert occupancy(m, threads=256, regs=64, smem=72 * 1024).limiter == "shared_memory"
-    # the A100 (164 KiB per SM) is the GPU where 2 x 72 KiB fit (GPU_FACTS 2.5, example 2)
+    # the A100 (164 KiB per SM) is the GPU where 2 x 72 KiB fit
     assert occupancy(load_machine("a100"), threads=256, regs=72, smem=72 * 1024).blocks_per_sm == 2
