@@ -164,7 +164,7 @@ def loss_scaling(rows, cfg) -> Figure:
 
 
 def quant(rows, cfg) -> Figure:
-    fig, axes = _fig(2, "Quantization (seed 000 section 12.4): accuracy and bytes", width=6.6, height=5.0)
+    fig, axes = _fig(2, "Quantization (claim 000-12, experiments/CLAIMS.md): accuracy and bytes", width=6.6, height=5.0)
     ax = axes[0]
     y = np.arange(len(rows))
     ax.barh(y, [r["rel_error"] for r in rows], color=["tab:blue" if not r["mode"] else "tab:orange" for r in rows])

@@ -92,7 +92,7 @@ def staircase_figure(staircase: list, machine, bandwidth: list | None = None) ->
     reading = (
         f"Each step of the staircase is a cache level: a dependent load costs {steps} and DRAM "
         f"{machine.dram.latency_ns:.0f} ns on this host (measured). Working sets just past a level's size pay the next "
-        "level's latency on most loads, which is why blocking for the cache sizes marked pays (seed 000 section 3)."
+        "level's latency on most loads, which is why blocking for the cache sizes marked pays (claim 000-3, experiments/CLAIMS.md)."
     )
     return Drawn("latency_staircase", "Latency staircase of this host (measured)", fig, reading)
 
