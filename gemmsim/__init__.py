@@ -19,6 +19,11 @@ _EXPORTS = {
     "ExperimentError": "gemmsim.errors",
     "TraceFormatError": "gemmsim.errors",
     "LaunchError": "gemmsim.errors",
+    "KernelError": "gemmsim.errors",
+    "ResultsError": "gemmsim.errors",
+    "OutputError": "gemmsim.errors",
+    "SizeLimitError": "gemmsim.guards",
+    "set_limits": "gemmsim.guards",
     "Layout": "gemmsim.trace",
     # CPU side
     "Cache": "gemmsim.models.cache",
