@@ -56,6 +56,14 @@ def nonneg_int(text: str) -> int:
     return v
 
 
+def port(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free one) to 65535."""
+    v = nonneg_int(text)
+    if v > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 0 to 65535, got {v}")
+    return v
+
+
 def finite_float(text: str) -> float:
     """argparse type: a finite number (inf and nan are refused)."""
     try:

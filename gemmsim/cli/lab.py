@@ -9,7 +9,14 @@ from __future__ import annotations
 
 def _cmd_lab(args) -> int:
     if args.static:
+        from pathlib import Path
+
+        from gemmsim.errors import OutputError
         from gemmsim.lab.static_page import write_static
+
+        folder = Path(args.static).absolute().parent
+        if not folder.is_dir():  # say so before precomputing every case
+            raise OutputError(f"cannot write: {folder} is not a folder", source=args.static)
 
         out, cases = write_static(args.static, quiet=args.quiet)
         print(f"wrote {out} ({cases} precomputed cases; open it in any browser, no server needed)")
@@ -21,10 +28,10 @@ def _cmd_lab(args) -> int:
 
 def register(subparsers) -> None:
     """Add the ``lab`` verb to the CLI's sub-parsers."""
-    from gemmsim.cli.common import nonneg_int
+    from gemmsim.cli.common import port
 
     p = subparsers.add_parser("lab", help="interactive labs in the browser: cache, blocking, roofline, banks, waves")
-    p.add_argument("--port", type=nonneg_int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--port", type=port, default=0, help="port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser, only print the address")
     p.add_argument("--static", metavar="OUT.html", default=None,
                    help="write a self-contained page with a precomputed grid of cases instead of serving")

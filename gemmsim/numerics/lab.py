@@ -84,12 +84,11 @@ def load_config(path: str | Path | None, quick: bool = False) -> Config:
     data: dict = {}
     src = str(path) if path else "<defaults>"
     if path:
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except FileNotFoundError:
-            raise ExperimentError("no such experiment file", source=src) from None
-        except yaml.YAMLError as exc:
-            raise ExperimentError(f"not valid YAML: {exc}", source=src) from None
+        if not Path(path).exists():
+            raise ExperimentError("no such experiment file", source=src)
+        from gemmsim.machine.schema import read_yaml  # strict: UTF-8 with byte offsets, duplicate keys (issue 16)
+
+        data = read_yaml(Path(path), ExperimentError) or {}
         if not isinstance(data, dict):
             raise ExperimentError("the file must be a mapping of fields", source=src)
     prefix = ""
