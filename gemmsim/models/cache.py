@@ -575,6 +575,8 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
     store_bit = np.uint64(1) << np.uint64(32)
     rng = np.uint64(st[1])
     w = 0
+    run_ln = np.int64(-1)  # the line the previous record left cached in copy run_cp (-1: none)
+    run_cp = np.int64(0)
     for i in range(start, n):
         a = np.int64(inp[2 * i])
         meta = inp[2 * i + 1]
@@ -587,6 +589,12 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         core_word = meta & np.uint64(0xFF0000000000)
         c = np.int64(core_word >> np.uint64(40))
         cp = c if copies > 1 else 0
+        if kind == 0 and ln == run_ln and cp == run_cp:
+            # A load right after this core's own access to the line, which left it cached and most recent in its
+            # copy; nothing came in between: a hit that changes nothing.
+            cnt[cp, 0] += 1
+            continue
+        run_ln = -1
         s = (ln & mask) if pow2 else (ln % sets)
         fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(57))
         q = fp * _ONES8
@@ -672,6 +680,8 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                     break
         through = False
         if hit >= 0:
+            run_ln = ln
+            run_cp = cp
             if policy == 0 and not front:
                 y = o ^ (np.uint64(hit) * _ONES4)
                 p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
@@ -718,6 +728,8 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                         out[2 * w + 1] = line_word | core_word | store_bit
                         w += 1
                 tags[base + v] = ln
+                run_ln = ln
+                run_cp = cp
                 dirty[base + v] = 1 if (store and write_back) else 0
                 fi = row * nw + (v >> 3)
                 sb = np.uint64(8 * (v & 7))

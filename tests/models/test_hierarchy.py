@@ -219,3 +219,27 @@ def test_pipeline_reports_errors():
         h.simulate([make_chunk([0], 4, 0), make_chunk([0], 4, 0, 7), make_chunk([0], 4, 0)], pipeline=True)
     with pytest.raises(TypeError):
         h.simulate([np.zeros(3)], pipeline=True)
+
+
+@st.composite
+def multicore_run_traces(draw, cores):
+    """Bursts of one core's accesses to one line (loads and stores), cores taking turns: the runs the per-core
+    kernel collapses, with another core's writes to the same lines in between."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    span = draw(st.sampled_from([256, 1024, 4096]))
+    out = []
+    for _ in range(draw(st.integers(0, 60))):
+        core = int(rng.integers(0, cores))
+        first = int(rng.integers(0, span // 16)) * 16
+        for _ in range(1 + int(rng.integers(0, 6))):
+            out.append((first + int(rng.integers(0, 4)) * 4, 4, int(rng.random() < 0.3), core))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(specs=st.lists(level, min_size=1, max_size=3), cores=st.integers(2, 4), data=st.data())
+def test_multicore_runs_match_reference(specs, cores, data):
+    trace = data.draw(multicore_run_traces(cores))
+    n_private = data.draw(st.integers(1, len(specs)))
+    private = [True] * n_private + [False] * (len(specs) - n_private)
+    compare(specs, cores, private, trace)
