@@ -161,8 +161,11 @@ def _cmd_trace(args) -> int:
     count = write_trace(k.trace(lay, params, machine), args.out, fmt)
     from gemmsim.cli.simulate_view import write_sidecar
 
-    side = write_sidecar(args.out, lay)
-    print(f"wrote {count} accesses to {args.out} (operand address ranges in {side})", file=sys.stderr)
+    if Path(args.out).is_file():  # a regular file: its operand ranges beside it (not beside /dev/stdout or a pipe)
+        side = write_sidecar(args.out, lay)
+        print(f"wrote {count} accesses to {args.out} (operand address ranges in {side})", file=sys.stderr)
+    else:
+        print(f"wrote {count} accesses to {args.out}", file=sys.stderr)
     return 0
 
 
