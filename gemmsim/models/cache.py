@@ -151,6 +151,8 @@ def fingerprint_row(ways: int) -> np.ndarray:
 #: The ``tl`` argument of ``_run_small`` for a level without a TLB beside it (the TLB part is skipped).
 NO_TLB = _no_tlb()
 _NO_TLB_OUT = np.zeros(2, dtype=np.uint64)
+_NONE_I64 = np.zeros(1, dtype=np.int64)
+_NONE_U64 = np.zeros(1, dtype=np.uint64)
 
 
 def as_words(chunk: np.ndarray) -> np.ndarray:
@@ -898,6 +900,59 @@ def _run_any(inp, start, n, tags, dirty, stamps, mru, cnt, st, sets, ways, shift
     return n, w
 
 
+@njit(cache=True, nogil=True)
+def _run_kernel(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
+                write_allocate, copies, coherence, forward, out, tl, tout):  # fmt: skip
+    """Kernel ``kid`` (0 ``_run_small``, 1 ``_run_wide``, 2 ``_run_copies``, 3 ``_run_any``) over records start..n-1."""
+    if kid == 0:
+        pos, w, _ = _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                               write_allocate, out, tl, tout, 0)  # fmt: skip
+        return pos, w
+    if kid == 1:
+        return _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
+                         write_allocate, out)  # fmt: skip
+    if kid == 2:
+        return _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                           write_allocate, copies, coherence, forward, out)  # fmt: skip
+    return _run_any(inp, start, n, tags, dirty, stamps, mru, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
+                    copies, coherence, forward, out)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _drive(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
+           write_allocate, copies, coherence, forward, out, tl, tout, per, scratch):  # fmt: skip
+    """Run kernel ``kid`` over records start..n-1; where it stops at an access spanning lines, feed that access one
+    line at a time (the part inside each line, through ``scratch``, as ``split_lines`` cuts it) and go on. Returns
+    (next record, records written); it stops early, before a record, when ``out`` (room for ``per`` records per
+    access or piece) might not hold what is left, so that the caller can grow it."""
+    cap = out.shape[0] // 2
+    pos = start
+    w = 0
+    while pos < n:
+        if w + per * (n - pos) > cap:
+            return pos, w
+        pos, k = _run_kernel(kid, inp, pos, n, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift, policy,
+                             write_back, write_allocate, copies, coherence, forward, out[2 * w :], tl, tout)  # fmt: skip
+        w += k
+        if pos >= n:
+            break
+        a = np.int64(inp[2 * pos])
+        meta = inp[2 * pos + 1]
+        end = a + max(np.int64(meta & _M32), 1)
+        if w + per * (((end - 1) >> shift) - (a >> shift) + 1 + n - pos - 1) > cap:
+            return pos, w
+        while a < end:
+            size = min(((a >> shift) + 1) << shift, end) - a
+            scratch[0] = np.uint64(a)
+            scratch[1] = (meta & ~_M32) | np.uint64(size)
+            _, k = _run_kernel(kid, scratch, 0, 1, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift,
+                               policy, write_back, write_allocate, copies, coherence, forward, out[2 * w :], tl, tout)  # fmt: skip
+            w += k
+            a += size
+        pos += 1
+    return pos, w
+
+
 class Cache:
     """One set-associative cache level (or one private copy of it per core).
 
@@ -989,6 +1044,7 @@ class Cache:
         self._cnt = np.empty((self.copies, _NCOUNTERS), dtype=np.int64)
         self._st = np.empty(2, dtype=np.int64)
         self._out = np.empty(0, dtype=ACCESS)
+        self._scratch = np.empty(2, dtype=np.uint64)
         self.reset()
 
     @classmethod
@@ -1060,45 +1116,31 @@ class Cache:
         per = 2 if (self._small or self._wide) else 2 + self.copies
         if self._out.shape[0] < per * n + 64:
             self._out = np.empty(per * n + 64, dtype=ACCESS)
-        pos, w = self._run(as_words(chunk), n, self._out.view(np.uint64))
-        if pos >= n:
-            return self._out[:w]
-        # The kernels stop at the first access spanning lines: cut the rest of the chunk into one access per line
-        # touched and go on from there.
-        rest = split_lines(chunk[pos:], self.line_bytes)
-        if self._out.shape[0] < w + per * rest.shape[0] + 64:
-            bigger = np.empty(w + per * rest.shape[0] + 64, dtype=ACCESS)
+        words = as_words(chunk)
+        pos, w = 0, 0
+        while True:
+            # The kernels stop at an access spanning lines; _drive cuts it into one access per line touched and goes
+            # on. It returns early only when the buffer may be too small (many spanning accesses): grow it.
+            pos, k = self._run(words, pos, n, self._out.view(np.uint64)[2 * w :], per)
+            w += k
+            if pos >= n:
+                return self._out[:w]
+            bigger = np.empty(2 * self._out.shape[0] + per * (n - pos) + 64, dtype=ACCESS)
             bigger[:w] = self._out[:w]
             self._out = bigger
-        _, w2 = self._run(as_words(rest), rest.shape[0], self._out.view(np.uint64)[2 * w :])
-        return self._out[: w + w2]
 
-    def _run(self, words: np.ndarray, n: int, out: np.ndarray) -> tuple[int, int]:
-        """Run the kernel that fits this level over ``n`` records; (next record, records written)."""
-        policy = _POLICY_CODE[self.policy]
-        if self._small:
-            pos, w, _ = _run_small(
-                words, 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
-                self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, out,
-                NO_TLB, _NO_TLB_OUT, 0,
-            )  # fmt: skip
-            return pos, w
-        if self._wide:
-            return _run_wide(
-                words, 0, n, self._tags, self._dirty, self._fpw, self._stamps, self._mru, self._cnt, self._st,
-                self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate, out,
-            )  # fmt: skip
-        coherence = _COHERENCE_CODE[self.coherence]
-        if self._packed:
-            return _run_copies(
-                words, 0, n, self._tags, self._dirty, self._fpw, self._order, self._cnt, self._st,
-                self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate,
-                self.copies, coherence, self.forward_invalidations, out,
-            )  # fmt: skip
-        return _run_any(
-            words, 0, n, self._tags, self._dirty, self._stamps, self._mru, self._cnt, self._st,
-            self.sets, self.ways, self._shift, policy, self.write_back, self.write_allocate,
-            self.copies, coherence, self.forward_invalidations, out,
+    def _run(self, words: np.ndarray, start: int, n: int, out: np.ndarray, per: int) -> tuple[int, int]:
+        """Run the kernel that fits this level over records start..n-1 (``_drive``); (next record, records written)."""
+        kid = 0 if self._small else 1 if self._wide else 2 if self._packed else 3
+        none64 = _NONE_I64
+        fpw = self._fpw if (self._packed or self._wide) else _NONE_U64
+        order = self._order if self._packed else _NONE_U64
+        stamps = self._stamps if not self._packed else none64
+        mru = self._mru if not self._packed else none64
+        return _drive(
+            kid, words, start, n, self._tags, self._dirty, fpw, order, stamps, mru, self._cnt, self._st, self.sets,
+            self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back, self.write_allocate, self.copies,
+            _COHERENCE_CODE[self.coherence], self.forward_invalidations, out, NO_TLB, _NO_TLB_OUT, per, self._scratch,
         )  # fmt: skip
 
     def feed(self, chunk: np.ndarray) -> np.ndarray:
