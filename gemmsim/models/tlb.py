@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gemmsim.models.cache import CacheConfigError, _fp_find, _fp_set, as_words, fingerprint_row, split_lines
+from gemmsim.models.cache import CacheConfigError, _fp_find, _fp_set, as_words, fingerprint_row
 from gemmsim.trace import ACCESS
 
 
@@ -92,6 +92,37 @@ def _tlb_run(inp, start, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, 
     return n, w
 
 
+@njit(cache=True, nogil=True)
+def _tlb_drive(inp, start, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, copies, out, scratch):
+    """``_tlb_run`` over records start..n-1; an access crossing pages is looked up one page at a time (the part
+    inside each page, through ``scratch``, as ``split_lines`` cuts it). Returns (next record, records written),
+    stopping early, before a record, when ``out`` (one record per lookup) might not hold what is left."""
+    cap = out.shape[0] // 2
+    pos = start
+    w = 0
+    while pos < n:
+        if w + (n - pos) > cap:
+            return pos, w
+        pos, k = _tlb_run(inp, pos, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, copies, out[2 * w :])
+        w += k
+        if pos >= n:
+            break
+        a = np.int64(inp[2 * pos])
+        meta = inp[2 * pos + 1]
+        end = a + max(np.int64(meta & np.uint64(0xFFFFFFFF)), 1)
+        if w + ((end - 1) >> shift) - (a >> shift) + 1 + n - pos - 1 > cap:
+            return pos, w
+        while a < end:
+            size = min(((a >> shift) + 1) << shift, end) - a
+            scratch[0] = np.uint64(a)
+            scratch[1] = (meta & ~np.uint64(0xFFFFFFFF)) | np.uint64(size)
+            _, k = _tlb_run(scratch, 0, 1, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, copies, out[2 * w :])
+            w += k
+            a += size
+        pos += 1
+    return pos, w
+
+
 class TLB:
     """One TLB level (LRU): ``sets`` x ``ways`` entries for pages of ``page_bytes`` (a power of two).
 
@@ -138,6 +169,7 @@ class TLB:
         self._cnt = np.empty((self.copies, 2), dtype=np.int64)
         self._st = np.empty(1, dtype=np.int64)
         self._out = np.empty(0, dtype=ACCESS)
+        self._scratch = np.empty(2, dtype=np.uint64)
         self.reset()
 
     @classmethod
@@ -173,17 +205,18 @@ class TLB:
         if self._out.shape[0] < n + 64:
             self._out = np.empty(n + 64, dtype=ACCESS)
         args = (self._tags, self._stamps, self._mru, self._fpw, self._cnt, self._st, self.sets, self.ways, self._shift, self.copies)
-        pos, w = _tlb_run(as_words(chunk), 0, n, *args, self._out.view(np.uint64))
-        if pos >= n:
-            return self._out[:w]
-        # An access crosses a page: cut the rest of the chunk into one access per page and go on.
-        rest = split_lines(chunk[pos:], self.page_bytes)
-        if self._out.shape[0] < w + rest.shape[0] + 64:
-            bigger = np.empty(w + rest.shape[0] + 64, dtype=ACCESS)
+        words = as_words(chunk)
+        pos, w = 0, 0
+        while True:
+            # An access crossing pages is cut where the kernel stops (_tlb_drive); it returns early only when the
+            # buffer may be too small.
+            pos, k = _tlb_drive(words, pos, n, *args, self._out.view(np.uint64)[2 * w :], self._scratch)
+            w += k
+            if pos >= n:
+                return self._out[:w]
+            bigger = np.empty(2 * self._out.shape[0] + (n - pos) + 64, dtype=ACCESS)
             bigger[:w] = self._out[:w]
             self._out = bigger
-        _, w2 = _tlb_run(as_words(rest), 0, rest.shape[0], *args, self._out.view(np.uint64)[2 * w :])
-        return self._out[: w + w2]
 
     def feed(self, chunk: np.ndarray) -> np.ndarray:
         """Translate a chunk; return the lookups that missed (a new array), for the next TLB level."""
