@@ -18,10 +18,10 @@ from gemmsim.report.figures.common import Drawn, _finite  # noqa: E402
 
 PARTS = ("mma", "contention", "barrier", "copy_wait")
 PART_LABELS = {
-    "mma": "MMAs at the tensor rate",
+    "mma": "MMAs / instruction issue",
     "contention": "tensor / shared pipe taken by other work",
     "barrier": "barrier + first shared read",
-    "copy_wait": "waiting for the stage's copy",
+    "copy_wait": "waiting for the stage's copy (latency, bandwidth)",
 }
 PART_COLORS = {"mma": "C2", "contention": "C1", "barrier": "C4", "copy_wait": "C3"}
 REFS = (("seed_measured_tflops", "seed 003, measured"),
@@ -78,7 +78,7 @@ def _throughput(rs: list[dict], ms: list[str], machines: dict) -> Drawn:
         ax.set(title=m, xlabel="pipeline stages S", xticks=sorted({r["p_stages"] for r in mine}))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6.5, loc="lower right")
+        ax.legend(fontsize=6.5, loc="best")
     axes[0].set_ylabel("TFLOP/s")
     fig.suptitle("Throughput against pipeline depth (model lines; hollow squares: measurements it was not fitted to)", fontsize=9)
     return Drawn("pipeline_depth", "TFLOP/s against pipeline stages", fig,
