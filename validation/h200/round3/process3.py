@@ -3,7 +3,7 @@
     python validation/h200/round3/process3.py
 
 Reads raw/run2_raw.tar.gz, raw/run2_bulk.tar.gz, raw/run3_raw.tar.gz (see README.md) and writes
-order_l2.csv, order_time.csv, order_dispatch.csv, order_trace_2048.csv, waves3.csv, fma_rate.csv,
+order_l2.csv, order_time.csv, order_dispatch.csv, order_wave_spread.csv, order_trace_2048.csv, waves3.csv, fma_rate.csv,
 mma_pipeline.csv, mma_stalls.csv, cublas_sweep.csv, cublas_launches.csv, clocks_sustained.csv, cpasync.csv,
 latency3.csv. Only the standard library and numpy.
 """
@@ -112,6 +112,25 @@ def main() -> None:
                          round(float(np.mean(np.diff(st) < 0)), 4), int(np.percentile(disp, 50)),
                          int(np.percentile(disp, 99)), int(disp.max()), round(float(np.median(en - st)) / 1e3, 1),
                          round(float(en.max()) / 1e6, 3), " ".join(map(str, sm[:16]))])
+    spread = []
+    for n, txt in ((2048, b2["order_trace_2048.csv"]), (4096, b2.get("order_trace_4096.csv", ""))):
+        recs = list(csv.DictReader(io.StringIO(txt))) if txt else []
+        groups = {}
+        for r in recs:
+            groups.setdefault((r["kernel"], r["order"]), []).append(r)
+        for (kernel, order), g in groups.items():
+            pid = np.array([int(r["pid"]) for r in g])
+            o = np.argsort(pid)
+            st = np.array([int(r["start_ns"]) for r in g])[o]
+            en = np.array([int(r["end_ns"]) for r in g])[o]
+            wave = 1056 if kernel == "naive16" else 264
+            block = float(np.median(en - st))
+            for w in range(len(st) // wave):
+                s = st[w * wave:(w + 1) * wave]
+                spread.append([kernel, n, order, w + 1, wave, round(block / 1e3, 1),
+                               round(float(np.percentile(s, 95) - np.percentile(s, 5)) / block, 3)])
+    write("order_wave_spread.csv", ["kernel", "N", "order", "wave", "blocks_per_wave", "median_block_us",
+                                    "start_spread_p5_p95_over_block"], spread)
     write("order_dispatch.csv", ["kernel", "N", "order", "blocks", "blocks_started_first_3us", "sms_first_3us",
                                  "frac_start_before_previous_pid", "rank_displacement_p50",
                                  "rank_displacement_p99", "rank_displacement_max", "median_block_us", "span_ms",
