@@ -38,19 +38,7 @@ from numba.core.errors import RequireLiteralValue
 from numba.extending import intrinsic
 
 from gemmsim.errors import KernelError
-
-
-@functools.lru_cache(maxsize=1)
-def host_vector_bits() -> int:
-    """Widest vector register LLVM may use on this host: 512 (AVX-512F), 256 (AVX2/AVX), else 128 (SSE, NEON)."""
-    import llvmlite.binding as ll
-
-    feats = {k for k, on in ll.get_host_cpu_features().items() if on}
-    if "avx512f" in feats:
-        return 512
-    if "avx2" in feats or "avx" in feats:
-        return 256
-    return 128
+from gemmsim.machine.measure import host_vector_bits
 
 
 @intrinsic

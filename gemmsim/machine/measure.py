@@ -28,6 +28,7 @@ measured fields plus the raw staircase.
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 import time
@@ -176,10 +177,21 @@ def clock_ghz(adds: int = 4_000_000, repeats: int = 30) -> float | None:
     return trips * _CHAIN / t / 1e9
 
 
+@functools.lru_cache(maxsize=1)
+def host_vector_bits() -> int:
+    """Widest vector register LLVM may use on this host: 512 (AVX-512F), 256 (AVX2/AVX), else 128 (SSE, NEON)."""
+    import llvmlite.binding as ll
+
+    feats = {k for k, on in ll.get_host_cpu_features().items() if on}
+    if "avx512f" in feats:
+        return 512
+    if "avx2" in feats or "avx" in feats:
+        return 256
+    return 128
+
+
 def vector_lanes_fp32() -> int:
     """fp32 lanes of this host's widest vector (16 with AVX-512, 8 with AVX2, 4 otherwise)."""
-    from gemmsim.kernels.host_micro import host_vector_bits
-
     return host_vector_bits() // 32
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from gemmsim.errors import ExperimentError, GemmsimError, KernelError, OutputError, output_error
 from gemmsim.run.executor import Executor, LocalExecutor, make_executor
 from gemmsim.run.experiment import Plan, load_experiment, plan
-from gemmsim.sim.dispatch import Case, run_case
+from gemmsim.sim.dispatch import Case, check_case, run_case
 
 
 @dataclass
@@ -568,7 +568,7 @@ def guard_problems(p: Plan) -> list[str]:
             continue
         seen.add(key)
         try:
-            guards.check_case(p.machines[c.machine], c)
+            check_case(p.machines[c.machine], c)
         except guards.SizeLimitError as err:
             out.append(err.message)
         except GemmsimError as err:  # a launch the hardware refuses: name the kernel entry it comes from

@@ -92,3 +92,37 @@ def kernels_for(kind: str) -> dict:
 def run_case(machine, case: Case) -> dict:
     """Simulate one case on a loaded machine; returns the result columns (without the case's own)."""
     return kind_module(machine.kind).run_case(machine, case)
+
+
+def check_case(machine, case) -> None:
+    """The size guards (``gemmsim.guards``) of one experiment case on a loaded machine, before anything is simulated.
+    It lives here, not in ``gemmsim.guards``, because it looks the kernel up in the sim and kernel registries."""
+    from gemmsim.guards import check_cpu, check_gpu, check_systolic, positive_dims
+
+    what = f"{case.name} M={case.M} N={case.N} K={case.K} {case.dtype} on {machine.name}"
+    if case.M is None or case.N is None or case.K is None:
+        return  # pattern kernels: a fixed, tiny amount of work
+    positive_dims(what, M=case.M, N=case.N, K=case.K)
+    if machine.kind == "cpu":
+        from gemmsim.sim.cpu import CPU_KERNELS
+
+        k = CPU_KERNELS.get(case.kernel)
+        if k is not None:
+            check_cpu(machine, k, case.M, case.N, case.K, case.dtype, what, k.threads(k.params(**case.params)))
+    elif machine.kind == "gpu":
+        from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
+
+        k = GPU_KERNELS.get(case.kernel)
+        if k is not None:
+            from gemmsim.models.occupancy import occupancy
+
+            spec = k.spec(case.params, case.dtype, machine, M=case.M)
+            check_gpu(-(-case.M // spec.BM) * -(-case.N // spec.BN), spec.steps(case.K), what)
+            occupancy(machine, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)  # a launch the GPU refuses
+    elif machine.kind == "systolic":
+        p = case.params
+        rows = p.get("rows") or p.get("array") or machine.rows
+        cols = p.get("cols") or p.get("array") or machine.cols
+        dataflow = p.get("dataflow") or (case.kernel if case.kernel in ("ws", "os", "is") else "ws")
+        acc = machine.accumulator_entries // (2 if machine.double_buffered_accumulators else 1)
+        check_systolic(dataflow, case.M, case.N, case.K, rows, cols, None if p.get("convention") == "scalesim" else acc, what)
