@@ -34,26 +34,24 @@ def machine_of_kind(name_or_path: str, kind: str, command: str):
     return machine
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (0 and negative sizes are refused with the option's name)."""
+def _int_at_least(text: str, lo: int, what: str) -> int:
     try:
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {v}")
+        raise argparse.ArgumentTypeError(f"must be a {what} integer, got {text!r}") from None
+    if v < lo:
+        raise argparse.ArgumentTypeError(f"must be a {what} integer, got {v}")
     return v
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (0 and negative sizes are refused with the option's name)."""
+    return _int_at_least(text, 1, "positive")
 
 
 def nonneg_int(text: str) -> int:
     """argparse type: an integer >= 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {v}")
-    return v
+    return _int_at_least(text, 0, "non-negative")
 
 
 def port(text: str) -> int:

@@ -584,6 +584,35 @@ def _host_micro(Ap, Bp, acc, kc, MR, NR, ab0, bb0):
 
 
 @njit(cache=True)
+def pack_b(B, pc, kc, jc, nc, NR, Bp):
+    """Pack B[pc:pc+kc, jc:jc+nc] into NR-wide micro-panels: Bp[(q*kc + p)*NR + c] = B[pc+p, jc+q*NR+c], the last
+    panel zero-padded to NR columns. Shared by every host kernel that runs the packed loops."""
+    for q in range((nc + NR - 1) // NR):
+        w = min(NR, nc - q * NR)
+        for p in range(kc):
+            base = (q * kc + p) * NR
+            for c in range(w):
+                Bp[base + c] = B[pc + p, jc + q * NR + c]
+            for c in range(w, NR):
+                Bp[base + c] = 0
+
+
+@njit(cache=True)
+def pack_a(A, ic, mc, pc, kc, MR, Ap):
+    """Pack A[ic:ic+mc, pc:pc+kc] into MR-tall micro-panels: Ap[(q*kc + p)*MR + r] = A[ic+q*MR+r, pc+p], the last
+    panel zero-padded to MR rows (rows read along, as A is row-major)."""
+    for q in range((mc + MR - 1) // MR):
+        h = min(MR, mc - q * MR)
+        for r in range(h):
+            row = ic + q * MR + r
+            for p in range(kc):
+                Ap[(q * kc + p) * MR + r] = A[row, pc + p]
+        for r in range(h, MR):
+            for p in range(kc):
+                Ap[(q * kc + p) * MR + r] = 0
+
+
+@njit(cache=True)
 def _host_rows(A, B, C, MR, NR, KC, MC, NC, m0, m1):
     """C[m0:m1] += A[m0:m1] @ B by the five packed loops (pack buffers zero-padded to whole micro-panels)."""
     K = A.shape[1]
@@ -599,21 +628,11 @@ def _host_rows(A, B, C, MR, NR, KC, MC, NC, m0, m1):
         npb = (nc + NR - 1) // NR
         for pc in range(0, K, KC):
             kc = min(KC, K - pc)
-            for q in range(npb):
-                for p in range(kc):
-                    base = (q * kc + p) * NR
-                    for c in range(NR):
-                        j = q * NR + c
-                        Bp[base + c] = B[pc + p, jc + j] if j < nc else 0
+            pack_b(B, pc, kc, jc, nc, NR, Bp)
             for ic in range(m0, m1, MC):
                 mc = min(MC, m1 - ic)
                 npa = (mc + MR - 1) // MR
-                for q in range(npa):
-                    for p in range(kc):
-                        base = (q * kc + p) * MR
-                        for r in range(MR):
-                            i = q * MR + r
-                            Ap[base + r] = A[ic + i, pc + p] if i < mc else 0
+                pack_a(A, ic, mc, pc, kc, MR, Ap)
                 for jr in range(npb):
                     w = min(NR, nc - jr * NR)
                     for ir in range(npa):

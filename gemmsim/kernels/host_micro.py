@@ -38,6 +38,7 @@ from numba.core.errors import RequireLiteralValue
 from numba.extending import intrinsic
 
 from gemmsim.errors import KernelError
+from gemmsim.kernels.cpu_packed import pack_a, pack_b
 from gemmsim.machine.measure import host_vector_bits
 
 
@@ -122,28 +123,11 @@ def _gemm_rows(A, B, C, m0, m1, MR, NR, KC, MC, NC, VB):
         npb = (nc + NR - 1) // NR
         for pc in range(0, K, KC):
             kc = min(KC, K - pc)
-            # pack B[pc:pc+kc, jc:jc+nc] into NR-wide micro-panels, zero-padded
-            for q in range(npb):
-                w = min(NR, nc - q * NR)
-                for p in range(kc):
-                    base = (q * kc + p) * NR
-                    for c in range(w):
-                        Bp[base + c] = B[pc + p, jc + q * NR + c]
-                    for c in range(w, NR):
-                        Bp[base + c] = 0
+            pack_b(B, pc, kc, jc, nc, NR, Bp)
             for ic in range(m0, m1, MC):
                 mc = min(MC, m1 - ic)
                 npa = (mc + MR - 1) // MR
-                # pack A[ic:ic+mc, pc:pc+kc] into MR-tall micro-panels, zero-padded
-                for q in range(npa):
-                    h = min(MR, mc - q * MR)
-                    for r in range(h):
-                        row = ic + q * MR + r
-                        for p in range(kc):
-                            Ap[(q * kc + p) * MR + r] = A[row, pc + p]
-                    for r in range(h, MR):
-                        for p in range(kc):
-                            Ap[(q * kc + p) * MR + r] = 0
+                pack_a(A, ic, mc, pc, kc, MR, Ap)
                 for jr in range(npb):
                     w = min(NR, nc - jr * NR)
                     cj = jc + jr * NR
