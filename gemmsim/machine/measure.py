@@ -235,22 +235,22 @@ def chase_ns(size: int, loads: int = 1_000_000, line: int = 64, seed: int = 0) -
     return t / loads * 1e9
 
 
-def read_bytes_per_cycle(size: int, clock: float, total: int = 200_000_000) -> float:
-    """Bytes per cycle streaming (summing) a float32 array of ``size`` bytes, about ``total`` bytes per timing."""
+def _stream_bytes_per_cycle(kernel, size: int, clock: float, total: int) -> float:
     a = np.ones(max(16, size // 4), np.float32)
     reps = max(1, total // a.nbytes)
-    _read(a, 1)
-    t = _best(lambda: _read(a, reps), 3)
+    kernel(a, 1)  # compile and warm
+    t = _best(lambda: kernel(a, reps), 3)
     return a.nbytes * reps / t / (clock * 1e9)
+
+
+def read_bytes_per_cycle(size: int, clock: float, total: int = 200_000_000) -> float:
+    """Bytes per cycle streaming (summing) a float32 array of ``size`` bytes, about ``total`` bytes per timing."""
+    return _stream_bytes_per_cycle(_read, size, clock, total)
 
 
 def write_bytes_per_cycle(size: int, clock: float, total: int = 200_000_000) -> float:
     """Bytes per cycle filling a float32 array of ``size`` bytes (store bandwidth), about ``total`` bytes per timing."""
-    a = np.ones(max(16, size // 4), np.float32)
-    reps = max(1, total // a.nbytes)
-    _write(a, 1)
-    t = _best(lambda: _write(a, reps), 3)
-    return a.nbytes * reps / t / (clock * 1e9)
+    return _stream_bytes_per_cycle(_write, size, clock, total)
 
 
 @dataclass

@@ -23,6 +23,15 @@ def _fig(ncols: int, title: str, width: float = 6.0, height: float = 4.6) -> tup
     return fig, axes
 
 
+def _finish(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """Axis labels, a panel title, a light grid and the legend: the same on every panel of the lab."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def _style(inp: str, acc: str) -> dict:
     return {"color": COLORS.get(inp, "gray"), "linestyle": "-" if acc == "fp32" else "--", "marker": "o" if acc == "fp32" else "s"}
 
@@ -62,11 +71,7 @@ def fma(rows, cfg) -> Figure:
         ax.plot(ks, [r["muladd_mean_err_u"] for r in rs], color=COLORS[inp], marker="x", linestyle="--", label=f"{inp}/{acc} mul + add")
     ax.set_xscale("log", base=2)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("K")
-    ax.set_ylabel("mean |C_hat - C| / (u |A||B|)")
-    ax.set_title("mean error, in units of the accumulator's u", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    _finish(ax, "K", "mean |C_hat - C| / (u |A||B|)", "mean error, in units of the accumulator's u")
     ax = axes[1]
     for inp, acc in (("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp16", "fp32")):
         rs = sorted((r for r in rows if r["input"] == inp and r["acc"] == acc), key=lambda r: r["K"])
@@ -74,11 +79,7 @@ def fma(rows, cfg) -> Figure:
                 label=f"{inp} in, {acc} acc" + (" (product exact in fp32)" if inp != acc else ""))
     ax.set_xscale("log", base=2)
     ax.set_ylim(-3, 103)
-    ax.set_xlabel("K")
-    ax.set_ylabel("% of elements of C whose bits differ")
-    ax.set_title("share of C whose bits change between FMA and mul + add", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    _finish(ax, "K", "% of elements of C whose bits differ", "share of C whose bits change between FMA and mul + add")
     return fig
 
 
@@ -146,20 +147,12 @@ def loss_scaling(rows, cfg) -> Figure:
         if r["format"] != "fp16":
             ax.axhline(r["rel_error"], color=COLORS[r["format"]], linestyle="--", label=f"{r['format']} storage, no scaling")
     ax.set_yscale("log")
-    ax.set_xlabel("log2 S (loss scale)")
-    ax.set_ylabel("||dW_hat - dW||_F / ||dW||_F")
-    ax.set_title("too small: gradients flush to zero; too large: overflow", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    _finish(ax, "log2 S (loss scale)", "||dW_hat - dW||_F / ||dW||_F", "too small: gradients flush to zero; too large: overflow")
     ax = axes[1]
     ax.plot(xs, [100 * r["zero"] for r in f16], marker="o", label="% flushed to zero")
     ax.plot(xs, [100 * r["subnormal"] for r in f16], marker="s", label="% subnormal (fewer than 11 bits)")
     ax.plot(xs, [100 * r["overflow"] for r in f16], marker="^", color="black", label="% overflow to Inf")
-    ax.set_xlabel("log2 S")
-    ax.set_ylabel("% of gradient entries")
-    ax.set_title("what happens to the gradients in fp16", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    _finish(ax, "log2 S", "% of gradient entries", "what happens to the gradients in fp16")
     return fig
 
 
