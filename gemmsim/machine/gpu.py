@@ -134,6 +134,16 @@ class GPUMachine(MachineHeader):
         None, gt=0, description="Bytes per SM clock ONE resident block's async copies move at most (measured with one "
         "block on every SM); B resident blocks move min(B x this, async_copy_bytes_per_clk). null: no per-block limit.",
     )
+    async_copy_bytes_per_clk_warp: float | None = Field(
+        None, gt=0, description="Bytes per SM clock ONE warp's async copies move at most (measured: the per-block limit "
+        "scales with the block's warps); W resident copying warps move min(W x this, async_copy_bytes_per_clk). Takes "
+        "the place of async_copy_bytes_per_clk_block when set. null: the per-block limit.",
+    )
+    async_copy_latency_cycles: float | None = Field(
+        None, gt=0, description="Round trip of one unloaded 16-byte cp.async from L2 (issue to cp.async.wait_group "
+        "returning), SM cycles, measured; its excess over l2.hit_latency_cycles (the pointer chase) is added to every "
+        "cp.async copy's latency. null: the pointer-chase latencies alone.",
+    )
     fma_latency_cycles: float | None = Field(
         None, gt=0, description="Dependent-issue latency of an fp32 FMA (FFMA), SM cycles: how long a warp waits before "
         "the next FMA of the same chain; sets the rate of blocks with too few warps or independent chains to fill the "

@@ -22,6 +22,18 @@ Resources of one SM:
 * one memory port: a step's copy first holds it for ``copy_clk`` cycles (its bytes at the SM's share of the
   L2 / DRAM bandwidth, or the SM's async-copy throughput, whichever is slower), then is in flight for
   ``copy_latency_clk`` (any number of copies wait at once: Little's law).
+* loaded latency (``queues``): the latency a copy sees grows with the load on the servers it passes. Each
+  station is ``(name, service_clk, multiplicity)``: the cycles one step's copy holds it (its bytes over the
+  station's bandwidth) and how many SMs' copies share it (1 for the SM's own copy path, the active SMs for the
+  chip's L2 or DRAM). With B resident blocks each copying once per step T, the station's utilisation is
+  rho = multiplicity * B * service / T and a copy waits, on average, the Pollaczek-Khinchine M/D/1 time
+  a * service / (2 (1 - a)) (random arrivals, deterministic service), with a = rho (n - 1) / n the load an
+  arriving copy sees from the other n - 1 of the n = multiplicity * B blocks (the finite-population, arrival-
+  theorem correction of Schweitzer's mean-value analysis: a lone block's copy never queues behind its own
+  copy of the next step -- the simulation's port already orders those). The copy's latency is
+  ``copy_latency_clk`` plus the waits of all stations, and T itself depends on that latency, so the two are
+  solved together (:func:`pipeline_time` iterates to a fixed point). The deterministic simulation alone has no
+  such wait: its blocks settle into a staggered order in which copies never collide.
 
 Program of one block (``kind``):
 
@@ -55,6 +67,11 @@ from gemmsim.errors import KernelError
 SIM_STEPS = 24
 
 KINDS = ("multistage", "warp_specialized")
+#: Utilisation at which a queue's wait is evaluated when the demand reaches or passes its capacity.
+RHO_MAX = 0.95
+#: Fixed-point iterations of loaded latency <-> step time (each one simpy run pair), and the tolerance in cycles.
+LOAD_ITERATIONS = 6
+LOAD_TOL_CLK = 2.0
 PARTS = ("copy_wait", "barrier", "mma", "contention")
 
 
@@ -75,6 +92,7 @@ class StepCost:
     kind: str = "multistage"
     sub_partitions: int = 4
     epilogue_clk: float = 0.0  # once per tile, after the last step (C stores)
+    queues: tuple = ()  # loaded latency: ((name, service_clk, multiplicity), ...) of the servers a copy passes (module doc)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -87,6 +105,25 @@ class StepCost:
             v = getattr(self, name)
             if not (v >= 0 and math.isfinite(v)):
                 raise KernelError(f"{name} must be a finite number >= 0 (got {v!r})")
+        for q in self.queues:
+            if len(q) != 3 or not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in q[1:]):
+                raise KernelError(f"queues must be (name, service_clk >= 0, multiplicity >= 0) (got {q!r})")
+
+    def queue_wait_clk(self, blocks: int, step_clk: float) -> tuple[float, tuple]:
+        """Mean wait of one copy over all ``queues`` when ``blocks`` blocks per SM each copy once per ``step_clk``:
+        (cycles, utilisation of each station). M/D/1 (Pollaczek-Khinchine) W = a s / (2 (1 - a)) with the load seen
+        by an arrival a = rho (n - 1) / n, n = multiplicity x blocks (module doc); a station at or past saturation
+        is held at RHO_MAX (the port / transfer terms already cap the throughput)."""
+        if step_clk <= 0:
+            return 0.0, tuple(0.0 for _ in self.queues)
+        wait, rhos = 0.0, []
+        for _, service, mult in self.queues:
+            n = mult * blocks
+            rho = min(n * service / step_clk, RHO_MAX)
+            rhos.append(rho)
+            a = rho * (n - 1) / n if n > 1 else 0.0
+            wait += a * service / (2.0 * (1.0 - a))
+        return wait, tuple(rhos)
 
     @property
     def copy_total_clk(self) -> float:
@@ -135,6 +172,9 @@ class PipelineTime:
     step_clk: float  # steady SM cycles between two steps of one block
     parts: dict = field(default_factory=dict)  # per block step: copy_wait, barrier, mma, contention (cycles)
     tensor_busy: float = 0.0  # fraction of the SM's tensor-pipe capacity used in steady state
+    latency_clk: float = 0.0  # the copy latency the steady state ran with (unloaded + queue waits)
+    queue_wait_clk: float = 0.0  # of which queueing (loaded latency)
+    rho: tuple = ()  # utilisation of each of ``cost.queues`` in the steady state
 
     @property
     def bound(self) -> str:
@@ -247,9 +287,31 @@ def pipeline_time(cost: StepCost, blocks: int = 1) -> PipelineTime:
     The steady step time is measured over a window of whole pipeline cycles (the difference between runs of
     n and n - window steps: start-up and epilogue cancel); long K loops are simulated for one and two
     windows and extrapolated.
+
+    With ``cost.queues`` the copy latency is loaded: latency = ``copy_latency_clk`` + the stations' M/D/1 waits at
+    the step time the pipeline runs at, iterated to a fixed point (the wait falls as the step grows, so the
+    iteration L -> L0 + W(T(L)) converges from L0 upward).
     """
     if blocks < 1:
         raise KernelError(f"blocks must be >= 1 (got {blocks})")
+    if not cost.queues:
+        return _pipeline_time(cost, blocks)
+    base = replace(cost, queues=())
+    L0 = cost.copy_latency_clk
+    res = _pipeline_time(base, blocks)
+    wait = 0.0
+    for it in range(LOAD_ITERATIONS):
+        new, _ = cost.queue_wait_clk(blocks, res.step_clk)
+        if abs(new - wait) <= LOAD_TOL_CLK:
+            break
+        wait = new if it == 0 else 0.5 * (wait + new)  # damped: the map is decreasing, plain iteration can oscillate
+        res = _pipeline_time(replace(base, copy_latency_clk=L0 + wait), blocks)
+    _, rhos = cost.queue_wait_clk(blocks, res.step_clk)
+    return replace(res, latency_clk=L0 + wait, queue_wait_clk=wait, rho=rhos)
+
+
+def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
+    """pipeline_time at the cost's own (fixed) latency."""
     n = cost.steps
     S = cost.stages
     # a deep pipeline settles into a cycle of S(S-1) steps (S(S+1) warp-specialised), not of one step: measure over
@@ -274,7 +336,8 @@ def pipeline_time(cost: StepCost, blocks: int = 1) -> PipelineTime:
         sim_steps = w
     per_block_step = {k: v / (blocks * sim_steps) for k, v in parts.items()}
     busy = blocks * cost.mma_clk / step if step > 0 else 0.0
-    return PipelineTime(cycles=t, blocks=blocks, steps=n, step_clk=step, parts=per_block_step, tensor_busy=min(busy, 1.0))
+    return PipelineTime(cycles=t, blocks=blocks, steps=n, step_clk=step, parts=per_block_step, tensor_busy=min(busy, 1.0),
+                        latency_clk=cost.copy_latency_clk)
 
 
 @dataclass(frozen=True)

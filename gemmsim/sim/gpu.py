@@ -331,14 +331,17 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
 
 
 def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: float, smem_clk: float, latency_clk: float,
-                   transfer_clk: float, l2_bpc: float, active_sms: int, blocks_per_sm: int = 1) -> sp.StepCost:
+                   transfer_clk: float, l2_bpc: float, active_sms: int, blocks_per_sm: int = 1,
+                   l2_step_bytes: float = 0.0, dram_step_bytes: float = 0.0, dram_bpc: float = 0.0) -> sp.StepCost:
     """One k-step of a tensor-core block for the SM pipeline model (``models.sm_pipeline``), from the machine file:
 
     * copy: ``transfer_clk`` (the step's bytes at the SM's share of the L2 and DRAM bandwidths -- shared by the
       ``active_sms`` SMs that have blocks, not by all of them -- and, for cp.async, at most what the SM's copy path
-      moves for its resident blocks, min(blocks x ``async_copy_bytes_per_clk_block``, ``async_copy_bytes_per_clk``),
-      both measured with cp.async; TMA copies are its own engine, not measured: the L2 share alone) then
-      ``latency_clk`` (L2 / DRAM latency by hit rate);
+      moves for its resident warps, min(blocks x warps x ``async_copy_bytes_per_clk_warp``, ``async_copy_bytes_per_clk``)
+      (per block, ``async_copy_bytes_per_clk_block``, where no per-warp rate is given), all measured with cp.async;
+      TMA copies are its own engine, not measured: the L2 share alone) then ``latency_clk`` (L2 / DRAM latency by
+      hit rate, plus for cp.async the excess of its measured round trip, ``async_copy_latency_cycles``, over the
+      pointer chase's L2 latency);
     * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
       ``__syncthreads`` the latency of the shared-memory read after it (``l1.hit_latency_cycles``: the L1/shared
       SRAM's load-to-use latency);
@@ -347,7 +350,11 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       warp's instructions are taken as one dependent chain, so few warps per sub-partition leave issue slots idle;
     * warp-specialised (TMA + wgmma): no block barrier, no issue term (a few wgmma per k-step), no ldmatrix (wgmma reads shared memory itself), the
       consumer warpgroups' warps;
-    * epilogue: the C tile's bytes at the SM's L2 share, plus one L2 latency.
+    * epilogue: the C tile's bytes at the SM's L2 share, plus one L2 latency;
+    * loaded latency (``queues``, M/D/1 waits solved with the step time): the SM's cp.async path (the step's bytes
+      at the measured per-SM throughput, one SM's blocks), the chip's L2 (the step's L2 bytes at the L2 bandwidth,
+      shared by ``active_sms``) and DRAM (the step's DRAM bytes at the DRAM bandwidth, likewise). TMA has no
+      measured per-SM path: the chip stations only.
     """
     hopper = isinstance(spec, HopperSpec)
     issue = chain = 0.0
@@ -355,11 +362,22 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
         issue = float(spec.warp_instructions_per_step())
         chain = issue * (m.fma_latency_cycles or 1.0)
     copy = transfer_clk * active_sms / m.sms
-    rates = [r for r in (m.async_copy_bytes_per_clk,
-                         blocks_per_sm * m.async_copy_bytes_per_clk_block if m.async_copy_bytes_per_clk_block else None) if r]
+    if m.async_copy_bytes_per_clk_warp:  # the copying warps' limit (measured per warp), else the per-block one
+        share = blocks_per_sm * spec.warps * m.async_copy_bytes_per_clk_warp
+    else:
+        share = blocks_per_sm * m.async_copy_bytes_per_clk_block if m.async_copy_bytes_per_clk_block else None
+    rates = [r for r in (m.async_copy_bytes_per_clk, share) if r]
+    queues = []
+    if not hopper and m.async_copy_latency_cycles:  # cp.async's own round trip beyond the pointer chase's
+        latency_clk += max(m.async_copy_latency_cycles - m.l2.hit_latency_cycles, 0.0)
     if rates and not hopper:  # cp.async's path, as measured; TMA is its own engine (not measured: the L2 share alone)
         requested = (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem
-        copy = max(copy, requested / min(rates))  # one port per SM: B blocks share min(B x block, SM)
+        copy = max(copy, requested / min(rates))  # one port per SM: B blocks share min(B x W x warp, SM)
+        queues.append(("port", requested / min(rates), 1.0))  # a copy holds the SM's path this long; B blocks use it
+    if l2_step_bytes > 0 and l2_bpc > 0:
+        queues.append(("l2", l2_step_bytes / (l2_bpc * m.sms), float(active_sms)))
+    if dram_step_bytes > 0 and dram_bpc > 0:
+        queues.append(("dram", dram_step_bytes / (dram_bpc * m.sms), float(active_sms)))
     return sp.StepCost(
         steps=steps, stages=spec.stages, warps=spec.math_warps if hopper else spec.warps, mma_clk=mma_clk,
         copy_latency_clk=latency_clk, copy_clk=copy, smem_clk=0.0 if hopper else smem_clk, issue_clk=issue,
@@ -367,6 +385,7 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
         barrier_clk=0.0 if hopper else m.l1.hit_latency_cycles, kind="warp_specialized" if hopper else "multistage",
         sub_partitions=m.limits.sub_partitions,
         epilogue_clk=m.l2.hit_latency_cycles + spec.BM * spec.BN * spec.elem / (l2_bpc * m.sms / active_sms),
+        queues=tuple(queues),
     )
 
 
@@ -435,7 +454,8 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     if isinstance(spec, TensorCoreSpec):  # the SM pipeline model: copies in flight, MMAs, barriers
         mma_clk = flops_step / rate * (spec.mma_padding if isinstance(spec, HopperSpec) else 1.0)
         pcost = _pipeline_cost(m, spec, steps, mma_clk, wf, lat, transfer, l2_bpc, min(grid, m.sms),
-                               min(occ.blocks_per_sm, -(-grid // m.sms)))
+                               min(occ.blocks_per_sm, -(-grid // m.sms)), l2_step_bytes=l2_read * per_step,
+                               dram_step_bytes=mem["dram_bytes_read"] * per_step, dram_bpc=dram_bpc)
         smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
                     l2_total, m.l2.bandwidth_gbps, sm=smt)
@@ -483,7 +503,9 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     if pipe is not None:
         row.update(pipeline=pcost.kind, pipe_step_clk=pipe.step_clk, pipe_tensor_busy=pipe.tensor_busy,
                    pipe_copy_clk=pcost.copy_total_clk, pipe_compute_clk=pcost.compute_clk, pipe_issue_clk=pcost.issue_clk,
-                   pipe_closed_form_step_clk=pcost.closed_form_step_clk(),
+                   pipe_closed_form_step_clk=pcost.closed_form_step_clk(), pipe_latency_clk=pipe.latency_clk,
+                   pipe_queue_wait_clk=pipe.queue_wait_clk,
+                   **{f"pipe_rho_{q[0]}": r for q, r in zip(pcost.queues, pipe.rho)},
                    **{f"pipe_{k}_clk": v for k, v in pipe.parts.items()})
     row.update(reference_columns(m.name, case.kernel, case.params, spec, M, N, K, case.dtype, clock))
     if isinstance(spec, HopperSpec):

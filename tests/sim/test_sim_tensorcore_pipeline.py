@@ -8,7 +8,8 @@ from gemmsim.sim.gpu import simulate_gpu
 
 SMALL = dict(M=1024, N=1024, K=1024, dtype="fp16", max_blocks=64)
 # the H200 without its measured copy-path limits: these tests look at latency hiding and clocks alone
-H200 = load_machine("h200").model_copy(update={"async_copy_bytes_per_clk": None, "async_copy_bytes_per_clk_block": None})
+H200 = load_machine("h200").model_copy(update={"async_copy_bytes_per_clk": None, "async_copy_bytes_per_clk_block": None,
+                                                "async_copy_bytes_per_clk_warp": None, "async_copy_latency_cycles": None})
 
 
 def tc(machine, **kw):
@@ -30,11 +31,16 @@ def test_one_resident_block_runs_at_the_hand_worked_step():
     assert r["pipe_step_clk"] == pytest.approx(r["pipe_closed_form_step_clk"], rel=1e-6)
 
 
-def test_one_block_per_sm_copies_at_the_measured_one_block_rate():
+def test_one_block_per_sm_copies_at_the_measured_per_warp_rate():
     h = load_machine("h200")
-    r = tc(h, stages=2, smem=150 * 1024)  # one block per SM: 16 KiB per k-step at 19.1 B/clk
+    r = tc(h, stages=2, smem=150 * 1024)  # one 4-warp block per SM: 16 KiB per k-step at 4 x 2.39 B/clk
     assert r["blocks_per_sm"] == 1
-    assert r["pipe_copy_clk"] - r["latency_clk_per_step"] == pytest.approx(16384 / h.async_copy_bytes_per_clk_block, rel=0.01)
+    extra = h.async_copy_latency_cycles - h.l2.hit_latency_cycles  # cp.async's measured round trip beyond the chase's
+    assert r["pipe_copy_clk"] - r["latency_clk_per_step"] - extra == pytest.approx(
+        16384 / (4 * h.async_copy_bytes_per_clk_warp), rel=0.01)
+    # without the per-warp rate, the per-block one (19.1 B/clk) applies
+    b = tc(h.model_copy(update={"async_copy_bytes_per_clk_warp": None}), stages=2, smem=150 * 1024)
+    assert b["pipe_copy_clk"] - b["latency_clk_per_step"] - extra == pytest.approx(16384 / h.async_copy_bytes_per_clk_block, rel=0.01)
 
 
 def test_shared_memory_override_sets_occupancy():
