@@ -162,9 +162,28 @@ class HopperSpec(TensorCoreSpec):
 
     @property
     def mma_padding(self) -> float:
-        """wgmma computes 64 rows at a time: a warpgroup with 160 or 96 rows pays for 192 or 128 (cuBLAS's 160x192)."""
-        rows = self.BM // 2 if self.schedule == "cooperative" and self.split == "M" else self.BM
-        return (-(-rows // 64) * 64) / rows
+        """MMA work paid per useful MMA work: wgmma computes 64 rows (its M) at a time by 8..256 columns (its N), so
+        a warpgroup's part of the tile is padded to whole m64 along the side fed as wgmma's M.
+
+        Which side that is, is the kernel's choice (A and B both come from shared memory through descriptors; the
+        kernel may compute the transposed tile), and which side the two cooperative consumers split is named by
+        nvjet only as coopA / coopB, whose meaning is not documented. The model takes the arrangement that wastes
+        least: cuBLAS's 160x192 is split into two 80 x 192 halves with 192 = 3 x 64 as M (no padding), not into
+        160 x 96 with 160 padded to 192 (20 % more MMA work). A split or orientation that leaves no valid wgmma N
+        (a multiple of 8 up to 256) is not considered; with none valid, the named split with rows as M.
+        """
+        def pad(m_side: int) -> float:
+            return (-(-m_side // 64) * 64) / m_side
+
+        if self.schedule == "cooperative":
+            parts = [(self.BM // 2, self.BN), (self.BM, self.BN // 2)]
+        else:
+            parts = [(self.BM, self.BN)]
+        options = [pad(m_side) for r, c in parts if r > 0 and c > 0
+                   for m_side, n_side in ((r, c), (c, r)) if n_side % 8 == 0 and n_side <= 256]
+        if options:
+            return min(options)
+        return pad(self.BM // 2 if self.schedule == "cooperative" and self.split == "M" else self.BM)
 
     @property
     def cluster_size(self) -> int:

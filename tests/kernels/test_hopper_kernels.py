@@ -30,9 +30,12 @@ def test_a_320_row_tile_splits_its_columns_between_the_consumers():
     s = K.spec({"kernel_name": "nvjet_tst_320x128_64x3_2x1_v_bz_coopB_NNT"}, "bf16")
     assert (s.BM, s.BN, s.split, s.mma) == (320, 128, "N", (64, 64, 16))
     assert s.mma_padding == 1.0
-    # cuBLAS's 160x192: 160 rows per warpgroup, computed as 3 x 64
+    # cuBLAS's 160x192: two 80 x 192 halves with 192 = 3 x 64 as wgmma's M waste nothing (160 x 96 halves would pad
+    # 160 to 192); a tile with no such arrangement pays: 96 x 96 pingpong, 96 rows or columns as M -> 128
     t = K.spec({"kernel_name": "nvjet_sm90_hsh_160x192_64x3_2x1_v_bz_coopB_NNN"}, "fp16")
-    assert t.mma_padding == pytest.approx(192 / 160)
+    assert t.mma_padding == 1.0
+    u = K.spec(HopperParams(BM=96, BN=96, schedule="pingpong"), "fp16")
+    assert u.mma_padding == pytest.approx(128 / 96)
     with pytest.raises(KernelError):  # 48 rows per warpgroup: not a multiple of 32
         K.spec(HopperParams(BM=96, BN=128, split="M"), "bf16")
 
