@@ -29,7 +29,8 @@ in coherence skip invalidate records without counting them. Only writes invalida
 A receiver passes an invalidate record on as it received it.
 
 How it runs. The public class checks its inputs and owns the state arrays; a compiled kernel (numba, GIL
-released) walks a whole chunk: ``_run_small`` for one copy of at most 16 ways (every real L1 and L2),
+released) walks a whole chunk: ``_run_small`` for one copy of at most 16 ways (every real L1 and L2; one
+source, ``_small_body``, compiled into a copy per common configuration, unsigned indices throughout),
 ``_run_copies`` for per-core copies and coherence, ``_run_wide`` for one copy of 17 to 32 ways (Haswell's L3),
 ``_run_any`` for the rest (more ways with per-core copies, or more than 32). The first two keep, per
 set, an 8-bit fingerprint of each way's line packed in one word (a lookup compares 8 ways at once and reads a
@@ -92,6 +93,7 @@ def _seed_state(seed: int) -> int:
 # Records travel through the kernels as pairs of uint64 words (an ACCESS record is 16 bytes, little-endian):
 # word 0 = addr; word 1 = size | is_write << 32 | core << 40.
 _WORDS_OK = np.little_endian and ACCESS.itemsize == 16 and ACCESS.fields["addr"][1] == 0 and ACCESS.fields["size"][1] == 8
+_U = np.uint64
 _M32 = np.uint64(0xFFFFFFFF)
 _ONES8 = np.uint64(0x0101010101010101)
 _HIGH8 = np.uint64(0x8080808080808080)
@@ -107,36 +109,6 @@ WIDE_WAYS = 32
 def _no_tlb() -> tuple:
     none = np.zeros(1, dtype=np.int64)
     return (False, none, none, none, np.zeros(1, dtype=np.uint64), np.zeros((1, 2), dtype=np.int64), none, 1, 1, 12)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fingerprint(key):
-    """The 8-bit fingerprint of a line or page number: 2..129, never 0 (invalid way) or 1 (no such way)."""
-    return np.uint64(2) + ((np.uint64(key) * _FPMUL) >> np.uint64(57))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fp_find(tags, fpw, base, frow, nw, key):
-    """The way of ``key`` in a set whose ways' fingerprints are packed 8 to a word in ``fpw[frow : frow + nw]``
-    (tags from ``tags[base]``), or -1: one comparison per 8 ways, a full tag read only for a candidate."""
-    q = _fingerprint(key) * _ONES8
-    for j in range(nw):
-        x = fpw[frow + j] ^ q
-        m = (x - _ONES8) & ~x & _HIGH8
-        while m:
-            k = j * 8 + np.int64(trailing_zeros(m) >> 3)
-            if tags[base + k] == key:
-                return k
-            m &= m - np.uint64(1)
-    return -1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fp_set(fpw, frow, way, key):
-    """Record ``key``'s fingerprint for ``way``."""
-    fi = frow + (way >> 3)
-    sb = np.uint64(8 * (way & 7))
-    fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (_fingerprint(key) << sb)
 
 
 def fingerprint_row(ways: int) -> np.ndarray:
@@ -177,6 +149,66 @@ def _xorshift(x):
 @njit(cache=True, nogil=True)
 def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
                tl, tout, wt):  # fmt: skip
+    """``_small_body`` (below), compiled for the configuration: the common ones -- write-back, write-allocate,
+    sets a power of two, LRU with or without a TLB beside, FIFO without, at most 8 ways (one fingerprint word)
+    or 9 to 16 -- have copies of their own in which numba folds every test of the configuration away; the
+    general copy takes the rest. The same code runs in each."""
+    if write_back and write_allocate and (sets & (sets - 1)) == 0:
+        narrow = ways <= 8
+        if policy == 0:
+            if tl[0]:
+                if narrow:
+                    return _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+                return _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+            if narrow:
+                return _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+            return _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+        if policy == 1 and narrow and not tl[0]:
+            return _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+    return _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                      write_allocate, out, tl, tout, wt)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, True)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
+                       wt, True, True, True)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
+                       wt, True, True, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 1, True, True, out, tl, tout,
+                       wt, True, False, True)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
+               tl, tout, wt):  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                       write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], False)  # fmt: skip
+
+
+@njit(nogil=True, inline="always")
+def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
+                out, tl, tout, wt, pow2, used, narrow):  # fmt: skip
     """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
     written, TLB records written); it stops before the first access that spans lines (the caller splits those,
     see ``split_lines``).
@@ -193,205 +225,248 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
     ways by recency (LRU) or age (FIFO), one nibble per rank, rank 0 the most recent, so the victim is the last
     rank and promoting a way is a few shifts. Invalid ways start at the old end, so they are filled first.
     The loop is written out flat, without helpers or an inner loop over lines: numba compiles it twice as fast.
+    Every index is unsigned (``_U``): a signed index costs a wrap-around test per array access in numba, and
+    the kernel ran at less than half this speed with them.
     """
-    pow2 = (sets & (sets - 1)) == 0
-    mask = sets - 1
-    nw = (ways + 7) >> 3
-    u4 = np.uint64(4)
-    wmask = np.uint64(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+    mask = _U(sets - 1)
+    usets = _U(sets)
+    uways = _U(ways)
+    nw = _U(1) if narrow else _U((ways + 7) >> 3)  # fingerprint words per set (narrow: at most 8 ways)
+    u4 = _U(4)
+    sh = _U(shift)
+    wmask = _U(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((_U(1) << _U(4 * ways)) - _U(1))
     unused = ~wmask
-    old_rank = np.uint64(4 * (ways - 1))
-    line_word = np.uint64(1) << np.uint64(shift)  # a whole-line load record's size word
-    store_bit = np.uint64(1) << np.uint64(32)
-    rng = np.uint64(st[1])
+    old_rank = _U(4 * (ways - 1))
+    line_word = _U(1) << sh  # a whole-line load record's size word
+    store_bit = _U(1) << _U(32)
+    rng = _U(st[1])
     lh = 0
     lm = 0
-    sh = 0
-    sm = 0
+    sth = 0
+    stm = 0
     wb = 0
     ev = 0
-    w = 0
-    run_ln = np.int64(-1)  # the line the previous access left cached (-1: none), and its slot in tags
-    run_at = np.int64(0)
-    used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
-    tnw = (tways + 7) >> 3
+    w = _U(0)
+    uwt = _U(wt)
+    run_ln = _U(0xFFFFFFFFFFFFFFFF)  # the line the previous access left cached (all ones: none), and its slot in tags
+    run_at = _U(0)
+    _, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
+    tnw = _U((tways + 7) >> 3)
     tpow2 = (tsets & (tsets - 1)) == 0
-    tmask = tsets - 1
+    tmask = _U(tsets - 1)
+    utsets = _U(tsets)
+    utways = _U(tways)
+    tsh = _U(tshift)
     tclock = tst[0]
     thits = 0
     tmisses = 0
     for i in range(start, n):
-        a = np.int64(inp[2 * i])
-        meta = inp[2 * i + 1]
-        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
-        if kind == 2:
+        ui = _U(i)
+        a = inp[_U(2) * ui]
+        meta = inp[_U(2) * ui + _U(1)]
+        kind = (meta >> _U(32)) & _U(0xFF)
+        if kind == _U(2):
             continue  # an invalidate record: this level takes no part in coherence
-        ln = a >> shift
-        if ((a + np.int64(meta & _M32) - 1) >> shift) != ln:
+        ln = a >> sh
+        if ((a + (meta & _M32) - _U(1)) >> sh) != ln:
             st[1] = np.int64(rng)
             cnt[0, 0] += lh
             cnt[0, 1] += lm
-            cnt[0, 2] += sh
-            cnt[0, 3] += sm
+            cnt[0, 2] += sth
+            cnt[0, 3] += stm
             cnt[0, 4] += wb
             cnt[0, 5] += ev
             if used:
                 tst[0] = tclock
                 tcnt[0, 0] += thits
                 tcnt[0, 1] += tmisses
-            return i, w, wt
-        store = kind != 0
-        core_word = meta & np.uint64(0xFF0000000000)
+            return i, np.int64(w), np.int64(uwt)
+        store = kind != _U(0)
+        core_word = meta & _U(0xFF0000000000)
         if used:
             # The TLB lookup of gemmsim.models.tlb._tlb_run, for one copy and an access within one page.
-            pg = a >> tshift
+            pg = a >> tsh
+            spg = np.int64(pg)
             tclock += 1
-            ts = (pg & tmask) if tpow2 else (pg % tsets)
-            tb = ts * tways
-            if ttags[tb + tmru[ts]] == pg:
+            ts = (pg & tmask) if tpow2 else (pg % utsets)
+            tb = ts * utways
+            if ttags[tb + _U(tmru[ts])] == spg:
                 thits += 1
             else:
-                th = _fp_find(ttags, tfpw, tb, ts * tnw, tnw, pg)
-                if th >= 0:
+                tq = (_U(2) + ((pg * _FPMUL) >> _U(57))) * _ONES8
+                th = _U(0)
+                tfound = False
+                j = _U(0)
+                while j < tnw and not tfound:
+                    x = tfpw[ts * tnw + j] ^ tq
+                    m = (x - _ONES8) & ~x & _HIGH8
+                    while m:
+                        k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
+                        if ttags[tb + k] == spg:
+                            th = k
+                            tfound = True
+                            break
+                        m &= m - _U(1)
+                    j += _U(1)
+                if tfound:
                     tstamps[tb + th] = tclock
-                    tmru[ts] = th
+                    tmru[ts] = np.int64(th)
                     thits += 1
                 else:
                     tmisses += 1
-                    v = 0
+                    v = _U(0)
                     best = tstamps[tb]
-                    for k in range(1, tways):
+                    for kk in range(1, tways):
+                        k = _U(kk)
                         if tstamps[tb + k] < best:
                             best = tstamps[tb + k]
                             v = k
-                    ttags[tb + v] = pg
+                    ttags[tb + v] = spg
                     tstamps[tb + v] = tclock
-                    tmru[ts] = v
-                    _fp_set(tfpw, ts * tnw, v, pg)
-                    tout[2 * wt] = inp[2 * i]
-                    tout[2 * wt + 1] = meta | np.uint64(1) if (meta & _M32) == 0 else meta
-                    wt += 1
+                    tmru[ts] = np.int64(v)
+                    fi = ts * tnw + (v >> _U(3))
+                    sb = _U(8) * (v & _U(7))
+                    tfpw[fi] = (tfpw[fi] & ~(_U(0xFF) << sb)) | ((_U(2) + ((pg * _FPMUL) >> _U(57))) << sb)
+                    tout[_U(2) * uwt] = a
+                    tout[_U(2) * uwt + _U(1)] = meta | _U(1) if (meta & _M32) == _U(0) else meta
+                    uwt += _U(1)
         if ln == run_ln:
             # A run of accesses to one line: the previous access hit or filled it, so it is cached and already
             # the most recent (LRU) and a hit changes no order (any policy); only the counts and the dirty bit
             # change (or, write-through, the store goes on).
             if store:
-                sh += 1
+                sth += 1
                 if write_back:
                     dirty[run_at] = 1
                 else:
                     size = meta & _M32
-                    out[2 * w] = np.uint64(a)
-                    out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
-                    w += 1
+                    out[_U(2) * w] = a
+                    out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
+                    w += _U(1)
             else:
                 lh += 1
             continue
-        run_ln = -1
-        s = (ln & mask) if pow2 else (ln % sets)
-        base = s * ways
+        run_ln = _U(0xFFFFFFFFFFFFFFFF)
+        sln = np.int64(ln)
+        s = (ln & mask) if pow2 else (ln % usets)
+        base = s * uways
         o = order[s]
-        hit = -1
+        hit = _U(0)
+        found = False
         front = False
         if policy != 2:
-            w0 = np.int64(o & np.uint64(15))
-            if tags[base + w0] == ln:
+            w0 = o & _U(15)
+            if tags[base + w0] == sln:
                 hit = w0
+                found = True
                 front = True
-        fp = np.uint64(0)
-        if hit < 0:
-            fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(57))  # 2..129: never 0 (invalid) or 1 (no way)
+        fp = _U(0)
+        if not found:
+            fp = _U(2) + ((ln * _FPMUL) >> _U(57))  # 2..129: never 0 (invalid) or 1 (no way)
             q = fp * _ONES8
-            for j in range(nw):
-                x = fpw[s * nw + j] ^ q
+            if narrow:
+                x = fpw[s] ^ q
                 m = (x - _ONES8) & ~x & _HIGH8
                 while m:
-                    k = j * 8 + np.int64(trailing_zeros(m) >> 3)
-                    if tags[base + k] == ln:
+                    k = _U(trailing_zeros(m)) >> _U(3)
+                    if tags[base + k] == sln:
                         hit = k
+                        found = True
                         break
-                    m &= m - np.uint64(1)
-                if hit >= 0:
-                    break
+                    m &= m - _U(1)
+            else:
+                j = _U(0)
+                while j < nw and not found:
+                    x = fpw[s * nw + j] ^ q
+                    m = (x - _ONES8) & ~x & _HIGH8
+                    while m:
+                        k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
+                        if tags[base + k] == sln:
+                            hit = k
+                            found = True
+                            break
+                        m &= m - _U(1)
+                    j += _U(1)
         through = False
-        if hit >= 0:
+        if found:
             run_ln = ln
             run_at = base + hit
             if policy == 0 and not front:
                 # LRU: move the way to rank 0.
-                y = o ^ (np.uint64(hit) * _ONES4)
-                p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
+                y = o ^ (hit * _ONES4)
+                p = _U(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & _U(0x3C)
                 hp = p + u4
-                high = ((o >> hp) << hp) if hp < np.uint64(64) else np.uint64(0)
-                order[s] = high | ((o & ((np.uint64(1) << p) - np.uint64(1))) << u4) | np.uint64(hit)
+                high = ((o >> hp) << hp) if hp < _U(64) else _U(0)
+                order[s] = high | ((o & ((_U(1) << p) - _U(1))) << u4) | hit
             if store:
-                sh += 1
+                sth += 1
                 if write_back:
-                    dirty[base + hit] = 1
+                    dirty[run_at] = 1
                 else:
                     through = True
             else:
                 lh += 1
         else:
             if store:
-                sm += 1
+                stm += 1
             else:
                 lm += 1
             if store and not write_allocate:
                 through = True
             else:
                 # Fetch the line from the next level first, then deal with the victim.
-                out[2 * w] = np.uint64(ln << shift)
-                out[2 * w + 1] = line_word | core_word
-                w += 1
+                out[_U(2) * w] = ln << sh
+                out[_U(2) * w + _U(1)] = line_word | core_word
+                w += _U(1)
                 if policy == 2:
-                    v = -1
-                    for k in range(ways):
-                        if tags[base + k] < 0:
-                            v = k
+                    v = uways
+                    for kk in range(ways):
+                        if tags[base + _U(kk)] < 0:
+                            v = _U(kk)
                             break
-                    if v < 0:
-                        rng ^= rng << np.uint64(13)
-                        rng ^= rng >> np.uint64(7)
-                        rng ^= rng << np.uint64(17)
-                        v = np.int64(rng % np.uint64(ways))
+                    if v == uways:
+                        rng ^= rng << _U(13)
+                        rng ^= rng >> _U(7)
+                        rng ^= rng << _U(17)
+                        v = rng % uways
                 else:
-                    v = np.int64((o >> old_rank) & np.uint64(15))
-                    order[s] = (((o << u4) | np.uint64(v)) & wmask) | unused
-                vt = tags[base + v]
+                    v = (o >> old_rank) & _U(15)
+                    order[s] = (((o << u4) | v) & wmask) | unused
+                at = base + v
+                vt = tags[at]
                 if vt >= 0:
                     ev += 1
-                    if dirty[base + v]:
+                    if dirty[at]:
                         wb += 1
-                        out[2 * w] = np.uint64(vt << shift)
-                        out[2 * w + 1] = line_word | core_word | store_bit
-                        w += 1
-                tags[base + v] = ln
-                dirty[base + v] = 1 if (store and write_back) else 0
+                        out[_U(2) * w] = _U(vt) << sh
+                        out[_U(2) * w + _U(1)] = line_word | core_word | store_bit
+                        w += _U(1)
+                tags[at] = sln
+                dirty[at] = 1 if (store and write_back) else 0
                 run_ln = ln
-                run_at = base + v
-                fi = s * nw + (v >> 3)
-                sb = np.uint64(8 * (v & 7))
-                fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
+                run_at = at
+                fi = s * nw + (v >> _U(3))
+                sb = _U(8) * (v & _U(7))
+                fpw[fi] = (fpw[fi] & ~(_U(0xFF) << sb)) | (fp << sb)
                 through = store and not write_back
         if through:
             # Write-through, or a store miss without write-allocate: the store itself goes on.
             size = meta & _M32
-            out[2 * w] = np.uint64(a)
-            out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
-            w += 1
+            out[_U(2) * w] = a
+            out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
+            w += _U(1)
     st[1] = np.int64(rng)
     cnt[0, 0] += lh
     cnt[0, 1] += lm
-    cnt[0, 2] += sh
-    cnt[0, 3] += sm
+    cnt[0, 2] += sth
+    cnt[0, 3] += stm
     cnt[0, 4] += wb
     cnt[0, 5] += ev
     if used:
         tst[0] = tclock
         tcnt[0, 0] += thits
         tcnt[0, 1] += tmisses
-    return n, w, wt
+    return n, np.int64(w), np.int64(uwt)
 
 
 @njit(cache=True, nogil=True)
@@ -403,89 +478,97 @@ def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways,
     ways go first) with ``mru[set]`` the way used last, checked first. A hit on the set's most recent way
     changes nothing (its stamp is already the newest of its set); a victim is the way with the oldest stamp.
     st = [clock, rng]. Returns (next access, records written), stopping before an access that spans lines.
+    Indices are unsigned, as in ``_small_body``.
     """
     pow2 = (sets & (sets - 1)) == 0
-    mask = sets - 1
-    nw = (ways + 7) >> 3
-    line_word = np.uint64(1) << np.uint64(shift)
-    store_bit = np.uint64(1) << np.uint64(32)
+    mask = _U(sets - 1)
+    usets = _U(sets)
+    uways = _U(ways)
+    nw = _U((ways + 7) >> 3)
+    sh = _U(shift)
+    line_word = _U(1) << sh
+    store_bit = _U(1) << _U(32)
     clock = st[0]
-    rng = np.uint64(st[1])
+    rng = _U(st[1])
     lh = 0
     lm = 0
-    sh = 0
-    sm = 0
+    sth = 0
+    stm = 0
     wb = 0
     ev = 0
-    w = 0
-    run_ln = np.int64(-1)
-    run_at = np.int64(0)
+    w = _U(0)
+    run_ln = _U(0xFFFFFFFFFFFFFFFF)
+    run_at = _U(0)
     for i in range(start, n):
-        a = np.int64(inp[2 * i])
-        meta = inp[2 * i + 1]
-        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
-        if kind == 2:
+        ui = _U(i)
+        a = inp[_U(2) * ui]
+        meta = inp[_U(2) * ui + _U(1)]
+        kind = (meta >> _U(32)) & _U(0xFF)
+        if kind == _U(2):
             continue
-        ln = a >> shift
-        if ((a + np.int64(meta & _M32) - 1) >> shift) != ln:
+        ln = a >> sh
+        if ((a + (meta & _M32) - _U(1)) >> sh) != ln:
             st[0] = clock
             st[1] = np.int64(rng)
             cnt[0, 0] += lh
             cnt[0, 1] += lm
-            cnt[0, 2] += sh
-            cnt[0, 3] += sm
+            cnt[0, 2] += sth
+            cnt[0, 3] += stm
             cnt[0, 4] += wb
             cnt[0, 5] += ev
-            return i, w
-        store = kind != 0
-        core_word = meta & np.uint64(0xFF0000000000)
+            return i, np.int64(w)
+        store = kind != _U(0)
+        core_word = meta & _U(0xFF0000000000)
         if ln == run_ln:
-            # A run of accesses to one line (see _run_small).
+            # A run of accesses to one line (see _small_body).
             if store:
-                sh += 1
+                sth += 1
                 if write_back:
                     dirty[run_at] = 1
                 else:
                     size = meta & _M32
-                    out[2 * w] = np.uint64(a)
-                    out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
-                    w += 1
+                    out[_U(2) * w] = a
+                    out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
+                    w += _U(1)
             else:
                 lh += 1
             continue
-        run_ln = -1
-        s = (ln & mask) if pow2 else (ln % sets)
-        base = s * ways
-        hit = -1
-        w0 = mru[s]
-        front = tags[base + w0] == ln
+        run_ln = _U(0xFFFFFFFFFFFFFFFF)
+        sln = np.int64(ln)
+        s = (ln & mask) if pow2 else (ln % usets)
+        base = s * uways
+        hit = _U(0)
+        w0 = _U(mru[s])
+        front = tags[base + w0] == sln
+        found = front
         if front:
             hit = w0
-        fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(57))
-        if hit < 0:
+        fp = _U(2) + ((ln * _FPMUL) >> _U(57))
+        if not found:
             q = fp * _ONES8
-            for j in range(nw):
+            j = _U(0)
+            while j < nw and not found:
                 x = fpw[s * nw + j] ^ q
                 m = (x - _ONES8) & ~x & _HIGH8
                 while m:
-                    k = j * 8 + np.int64(trailing_zeros(m) >> 3)
-                    if tags[base + k] == ln:
+                    k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
+                    if tags[base + k] == sln:
                         hit = k
+                        found = True
                         break
-                    m &= m - np.uint64(1)
-                if hit >= 0:
-                    break
+                    m &= m - _U(1)
+                j += _U(1)
         through = False
-        if hit >= 0:
+        if found:
             run_ln = ln
             run_at = base + hit
             if not front:
-                mru[s] = hit
+                mru[s] = np.int64(hit)
                 if policy == 0:
                     clock += 1
                     stamps[base + hit] = clock
             if store:
-                sh += 1
+                sth += 1
                 if write_back:
                     dirty[base + hit] = 1
                 else:
@@ -494,66 +577,68 @@ def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways,
                 lh += 1
         else:
             if store:
-                sm += 1
+                stm += 1
             else:
                 lm += 1
             if store and not write_allocate:
                 through = True
             else:
-                out[2 * w] = np.uint64(ln << shift)
-                out[2 * w + 1] = line_word | core_word
-                w += 1
-                v = 0
+                out[_U(2) * w] = ln << sh
+                out[_U(2) * w + _U(1)] = line_word | core_word
+                w += _U(1)
+                v = _U(0)
                 if policy == 2:
-                    v = -1
-                    for k in range(ways):
-                        if tags[base + k] < 0:
-                            v = k
+                    v = uways
+                    for kk in range(ways):
+                        if tags[base + _U(kk)] < 0:
+                            v = _U(kk)
                             break
-                    if v < 0:
-                        rng ^= rng << np.uint64(13)
-                        rng ^= rng >> np.uint64(7)
-                        rng ^= rng << np.uint64(17)
-                        v = np.int64(rng % np.uint64(ways))
+                    if v == uways:
+                        rng ^= rng << _U(13)
+                        rng ^= rng >> _U(7)
+                        rng ^= rng << _U(17)
+                        v = rng % uways
                 else:
                     best = stamps[base]
-                    for k in range(1, ways):
+                    for kk in range(1, ways):
+                        k = _U(kk)
                         if stamps[base + k] < best:
                             best = stamps[base + k]
                             v = k
-                vt = tags[base + v]
+                at = base + v
+                vt = tags[at]
                 if vt >= 0:
                     ev += 1
-                    if dirty[base + v]:
+                    if dirty[at]:
                         wb += 1
-                        out[2 * w] = np.uint64(vt << shift)
-                        out[2 * w + 1] = line_word | core_word | store_bit
-                        w += 1
+                        out[_U(2) * w] = _U(vt) << sh
+                        out[_U(2) * w + _U(1)] = line_word | core_word | store_bit
+                        w += _U(1)
                 clock += 1
-                tags[base + v] = ln
-                stamps[base + v] = clock
-                dirty[base + v] = 1 if (store and write_back) else 0
-                mru[s] = v
+                tags[at] = sln
+                stamps[at] = clock
+                dirty[at] = 1 if (store and write_back) else 0
+                mru[s] = np.int64(v)
                 run_ln = ln
-                run_at = base + v
-                fi = s * nw + (v >> 3)
-                sb = np.uint64(8 * (v & 7))
-                fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
+                run_at = at
+                fi = s * nw + (v >> _U(3))
+                sb = _U(8) * (v & _U(7))
+                fpw[fi] = (fpw[fi] & ~(_U(0xFF) << sb)) | (fp << sb)
                 through = store and not write_back
         if through:
             size = meta & _M32
-            out[2 * w] = np.uint64(a)
-            out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
-            w += 1
+            out[_U(2) * w] = a
+            out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
+            w += _U(1)
     st[0] = clock
     st[1] = np.int64(rng)
     cnt[0, 0] += lh
     cnt[0, 1] += lm
-    cnt[0, 2] += sh
-    cnt[0, 3] += sm
+    cnt[0, 2] += sth
+    cnt[0, 3] += stm
     cnt[0, 4] += wb
     cnt[0, 5] += ev
-    return n, w
+    return n, np.int64(w)
 
 
 @njit(cache=True, nogil=True)

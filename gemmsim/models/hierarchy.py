@@ -129,6 +129,22 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
 
 
 @njit(cache=True, nogil=True)
+def _count_memory(words, n, memory):
+    """Add the records the last level sent on to ``memory``: [1] line writes (stores), [0] line reads (every
+    other record but invalidate records)."""
+    reads = 0
+    writes = 0
+    for i in range(n):
+        kind = (words[2 * np.uint64(i) + np.uint64(1)] >> np.uint64(32)) & np.uint64(0xFF)
+        if kind == 1:
+            writes += 1
+        elif kind != 2:
+            reads += 1
+    memory[0] += reads
+    memory[1] += writes
+
+
+@njit(cache=True, nogil=True)
 def _tlb_pieces(words, pos, tl, tout, wt, scratch):
     """Look up record ``pos`` in the TLB one page at a time (it spans pages); returns the new ``wt``."""
     used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
@@ -231,10 +247,7 @@ class Hierarchy:
         x = chunk
         for c in self.levels:
             x = c._feed(x)
-        kind = x["is_write"]
-        stores = int(np.count_nonzero(kind == 1))
-        self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
-        self._memory[1] += stores
+        _count_memory(as_words(x), x.shape[0], self._memory)
 
     def _front_args(self) -> tuple | None:
         """The state ``_front_batch`` runs on: (L1 tuple, first-TLB tuple), or None when the front cannot run fused
@@ -260,10 +273,7 @@ class Hierarchy:
         x = l1_out
         for c in self.levels[1:]:
             x = c._feed(x)
-        kind = x["is_write"]
-        stores = int(np.count_nonzero(kind == 1))
-        self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
-        self._memory[1] += stores
+        _count_memory(as_words(x), x.shape[0], self._memory)
 
     def run_fused(self, driver, fill_args: tuple, max_access_bytes: int, batch: int = 4096) -> bool:
         """Generate a trace and simulate it in one compiled pass; False (and nothing done) when the front does not allow it.

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
-from gemmsim.models.cache import CacheConfigError, _fp_find, _fp_set, as_words, fingerprint_row
+from gemmsim.models.cache import _FPMUL, _HIGH8, _ONES8, CacheConfigError, as_words, fingerprint_row
 from gemmsim.trace import ACCESS
 
 
@@ -27,43 +28,63 @@ def _tlb_run(inp, start, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, 
     one record per access. tags[(copy*sets + set)*ways + way] = page number or -1; stamps = time of last use (0
     when empty, so empty ways are filled first); mru[copy*sets + set] = the way hit last, checked first (pages are
     reused in long runs); fpw[(copy*sets + set)*nw + j] packs an 8-bit fingerprint of each way's page, 8 ways a
-    word (``gemmsim.models.cache._fp_find``: a 48-way TLB is searched in 6 comparisons); cnt[copy] = [hits,
-    misses]; st = [clock].
+    word (as ``gemmsim.models.cache._small_body`` looks ways up: a 48-way TLB is searched in 6 comparisons);
+    cnt[copy] = [hits, misses]; st = [clock]. Indices are unsigned (a signed index costs numba a wrap-around test).
     """
-    nw = (ways + 7) >> 3
+    U = np.uint64
+    nw = U((ways + 7) >> 3)
     pow2 = (sets & (sets - 1)) == 0
-    mask = sets - 1
+    mask = U(sets - 1)
+    usets = U(sets)
+    uways = U(ways)
+    sh = U(shift)
     clock = st[0]
     hits = 0
     misses = 0
-    w = 0
+    w = U(0)
     for i in range(start, n):
-        a = np.int64(inp[2 * i])
-        meta = inp[2 * i + 1]
-        if (meta >> np.uint64(32)) & np.uint64(0xFF) == 2:
+        ui = U(i)
+        a = inp[U(2) * ui]
+        meta = inp[U(2) * ui + U(1)]
+        if (meta >> U(32)) & U(0xFF) == U(2):
             continue  # an invalidate record of the caches, not a translation
-        pg = a >> shift
-        if ((a + np.int64(meta & np.uint64(0xFFFFFFFF)) - 1) >> shift) != pg:
+        pg = a >> sh
+        if ((a + (meta & U(0xFFFFFFFF)) - U(1)) >> sh) != pg:
             st[0] = clock
             cnt[0, 0] += hits
             cnt[0, 1] += misses
-            return i, w
-        cp = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF)) if copies > 1 else 0
+            return i, np.int64(w)
+        spg = np.int64(pg)
+        cp = (meta >> U(40)) & U(0xFF) if copies > 1 else U(0)
         clock += 1
-        s = (pg & mask) if pow2 else (pg % sets)
-        row = cp * sets + s
-        base = row * ways
-        if tags[base + mru[row]] == pg:
+        s = (pg & mask) if pow2 else (pg % usets)
+        row = cp * usets + s
+        base = row * uways
+        if tags[base + U(mru[row])] == spg:
             # The set's most recent page again: already the newest, nothing to update.
             if copies == 1:
                 hits += 1
             else:
                 cnt[cp, 0] += 1
             continue
-        hit = _fp_find(tags, fpw, base, row * nw, nw, pg)
-        if hit >= 0:
+        q = (U(2) + ((pg * _FPMUL) >> U(57))) * _ONES8
+        hit = U(0)
+        found = False
+        j = U(0)
+        while j < nw and not found:
+            x = fpw[row * nw + j] ^ q
+            m = (x - _ONES8) & ~x & _HIGH8
+            while m:
+                k = j * U(8) + (U(trailing_zeros(m)) >> U(3))
+                if tags[base + k] == spg:
+                    hit = k
+                    found = True
+                    break
+                m &= m - U(1)
+            j += U(1)
+        if found:
             stamps[base + hit] = clock
-            mru[row] = hit
+            mru[row] = np.int64(hit)
             if copies == 1:
                 hits += 1
             else:
@@ -73,23 +94,26 @@ def _tlb_run(inp, start, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, 
             misses += 1
         else:
             cnt[cp, 1] += 1
-        v = 0
+        v = U(0)
         best = stamps[base]
-        for k in range(1, ways):
+        for kk in range(1, ways):
+            k = U(kk)
             if stamps[base + k] < best:
                 best = stamps[base + k]
                 v = k
-        tags[base + v] = pg
+        tags[base + v] = spg
         stamps[base + v] = clock
-        mru[row] = v
-        _fp_set(fpw, row * nw, v, pg)
-        out[2 * w] = inp[2 * i]
-        out[2 * w + 1] = meta | np.uint64(1) if (meta & np.uint64(0xFFFFFFFF)) == 0 else meta
-        w += 1
+        mru[row] = np.int64(v)
+        fi = row * nw + (v >> U(3))
+        sb = U(8) * (v & U(7))
+        fpw[fi] = (fpw[fi] & ~(U(0xFF) << sb)) | ((U(2) + ((pg * _FPMUL) >> U(57))) << sb)
+        out[U(2) * w] = a
+        out[U(2) * w + U(1)] = meta | U(1) if (meta & U(0xFFFFFFFF)) == U(0) else meta
+        w += U(1)
     st[0] = clock
     cnt[0, 0] += hits
     cnt[0, 1] += misses
-    return n, w
+    return n, np.int64(w)
 
 
 @njit(cache=True, nogil=True)
