@@ -148,22 +148,33 @@ def _xorshift(x):
 
 @njit(cache=True, nogil=True)
 def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
-               tl, tout, wt):  # fmt: skip
+               tl, tout, wt, trusted):  # fmt: skip
     """``_small_body`` (below), compiled for the configuration: the common ones -- write-back, write-allocate,
     sets a power of two, LRU with or without a TLB beside, FIFO without, at most 8 ways (one fingerprint word)
     or 9 to 16 -- have copies of their own in which numba folds every test of the configuration away; the
-    general copy takes the rest. The same code runs in each."""
+    general copy takes the rest. The same code runs in each.
+
+    ``trusted``: the caller knows that no record spans a line and none is an invalidate record (the accesses of
+    an aligned loop nest; what a single-core level sends to a level with lines no shorter), so the at-most-8-way
+    copies skip those two tests. It changes nothing else: an untrusted record within one line takes the same path.
+    """
     if write_back and write_allocate and (sets & (sets - 1)) == 0:
         narrow = ways <= 8
         if policy == 0:
             if tl[0]:
                 if narrow:
+                    if trusted:
+                        return _small_lru8_tlb_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
                     return _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
                 return _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
             if narrow:
+                if trusted:
+                    return _small_lru8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
                 return _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
             return _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
         if policy == 1 and narrow and not tl[0]:
+            if trusted:
+                return _small_fifo8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
             return _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
     return _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
                       write_allocate, out, tl, tout, wt)  # fmt: skip
@@ -172,43 +183,61 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
 @njit(cache=True, nogil=True)
 def _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True)  # fmt: skip
+                       wt, True, False, True, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, True)  # fmt: skip
+                       wt, True, True, True, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru8_tlb_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
+                       wt, True, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, False)  # fmt: skip
+                       wt, True, False, False, False)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, False)  # fmt: skip
+                       wt, True, True, False, False)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True)  # fmt: skip
+                       wt, True, False, True, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_fifo8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 1, True, True, out, tl, tout,
+                       wt, True, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
                tl, tout, wt):  # fmt: skip
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
-                       write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], False)  # fmt: skip
+                       write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], False, False)  # fmt: skip
 
 
 @njit(nogil=True, inline="always")
 def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
-                out, tl, tout, wt, pow2, used, narrow):  # fmt: skip
+                out, tl, tout, wt, pow2, used, narrow, trusted):  # fmt: skip
     """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
     written, TLB records written); it stops before the first access that spans lines (the caller splits those,
     see ``split_lines``).
@@ -265,10 +294,10 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         a = inp[_U(2) * ui]
         meta = inp[_U(2) * ui + _U(1)]
         kind = (meta >> _U(32)) & _U(0xFF)
-        if kind == _U(2):
+        if not trusted and kind == _U(2):
             continue  # an invalidate record: this level takes no part in coherence
         ln = a >> sh
-        if ((a + (meta & _M32) - _U(1)) >> sh) != ln:
+        if not trusted and ((a + (meta & _M32) - _U(1)) >> sh) != ln:
             st[1] = np.int64(rng)
             cnt[0, 0] += lh
             cnt[0, 1] += lm
@@ -987,11 +1016,11 @@ def _run_any(inp, start, n, tags, dirty, stamps, mru, cnt, st, sets, ways, shift
 
 @njit(cache=True, nogil=True)
 def _run_kernel(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
-                write_allocate, copies, coherence, forward, out, tl, tout):  # fmt: skip
+                write_allocate, copies, coherence, forward, out, tl, tout, trusted):  # fmt: skip
     """Kernel ``kid`` (0 ``_run_small``, 1 ``_run_wide``, 2 ``_run_copies``, 3 ``_run_any``) over records start..n-1."""
     if kid == 0:
         pos, w, _ = _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
-                               write_allocate, out, tl, tout, 0)  # fmt: skip
+                               write_allocate, out, tl, tout, 0, trusted)  # fmt: skip
         return pos, w
     if kid == 1:
         return _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
@@ -1005,11 +1034,11 @@ def _run_kernel(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, s
 
 @njit(cache=True, nogil=True)
 def _drive(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
-           write_allocate, copies, coherence, forward, out, tl, tout, per, scratch):  # fmt: skip
+           write_allocate, copies, coherence, forward, out, tl, tout, per, scratch, trusted):  # fmt: skip
     """Run kernel ``kid`` over records start..n-1; where it stops at an access spanning lines, feed that access one
     line at a time (the part inside each line, through ``scratch``, as ``split_lines`` cuts it) and go on. Returns
     (next record, records written); it stops early, before a record, when ``out`` (room for ``per`` records per
-    access or piece) might not hold what is left, so that the caller can grow it."""
+    access or piece) might not hold what is left, so that the caller can grow it. ``trusted``: see ``_run_small``."""
     cap = out.shape[0] // 2
     pos = start
     w = 0
@@ -1017,7 +1046,7 @@ def _drive(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, se
         if w + per * (n - pos) > cap:
             return pos, w
         pos, k = _run_kernel(kid, inp, pos, n, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift, policy,
-                             write_back, write_allocate, copies, coherence, forward, out[2 * w :], tl, tout)  # fmt: skip
+                             write_back, write_allocate, copies, coherence, forward, out[2 * w :], tl, tout, trusted)  # fmt: skip
         w += k
         if pos >= n:
             break
@@ -1031,7 +1060,8 @@ def _drive(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, se
             scratch[0] = np.uint64(a)
             scratch[1] = (meta & ~_M32) | np.uint64(size)
             _, k = _run_kernel(kid, scratch, 0, 1, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift,
-                               policy, write_back, write_allocate, copies, coherence, forward, out[2 * w :], tl, tout)  # fmt: skip
+                               policy, write_back, write_allocate, copies, coherence, forward, out[2 * w :], tl, tout,
+                               False)  # fmt: skip
             w += k
             a += size
         pos += 1
@@ -1185,8 +1215,12 @@ class Cache:
         self._st[0] = 0
         self._st[1] = np.uint64(_seed_state(self.seed)).view(np.int64)
 
-    def _feed(self, chunk: np.ndarray) -> np.ndarray:
-        """Like ``feed`` but returns a view of an internal buffer, valid until the next call (no copy)."""
+    def _feed(self, chunk: np.ndarray, trusted: bool = False) -> np.ndarray:
+        """Like ``feed`` but returns a view of an internal buffer, valid until the next call (no copy).
+
+        ``trusted``: the caller knows no record spans a line of this level and none is an invalidate record
+        (``Hierarchy`` says so for what one level sends a level with lines no shorter, single core); the kernel
+        then skips those tests (``_run_small``)."""
         if not isinstance(chunk, np.ndarray) or chunk.dtype != ACCESS or chunk.ndim != 1:
             raise TypeError(f"cache {self.name!r}: feed() needs a 1-d numpy array of gemmsim.trace.ACCESS records")
         n = chunk.shape[0]
@@ -1206,7 +1240,7 @@ class Cache:
         while True:
             # The kernels stop at an access spanning lines; _drive cuts it into one access per line touched and goes
             # on. It returns early only when the buffer may be too small (many spanning accesses): grow it.
-            pos, k = self._run(words, pos, n, self._out.view(np.uint64)[2 * w :], per)
+            pos, k = self._run(words, pos, n, self._out.view(np.uint64)[2 * w :], per, trusted)
             w += k
             if pos >= n:
                 return self._out[:w]
@@ -1214,7 +1248,7 @@ class Cache:
             bigger[:w] = self._out[:w]
             self._out = bigger
 
-    def _run(self, words: np.ndarray, start: int, n: int, out: np.ndarray, per: int) -> tuple[int, int]:
+    def _run(self, words: np.ndarray, start: int, n: int, out: np.ndarray, per: int, trusted: bool = False) -> tuple[int, int]:
         """Run the kernel that fits this level over records start..n-1 (``_drive``); (next record, records written)."""
         kid = 0 if self._small else 1 if self._wide else 2 if self._packed else 3
         none64 = _NONE_I64
@@ -1226,6 +1260,7 @@ class Cache:
             kid, words, start, n, self._tags, self._dirty, fpw, order, stamps, mru, self._cnt, self._st, self.sets,
             self.ways, self._shift, _POLICY_CODE[self.policy], self.write_back, self.write_allocate, self.copies,
             _COHERENCE_CODE[self.coherence], self.forward_invalidations, out, NO_TLB, _NO_TLB_OUT, per, self._scratch,
+            bool(trusted),
         )  # fmt: skip
 
     def feed(self, chunk: np.ndarray) -> np.ndarray:

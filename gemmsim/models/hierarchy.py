@@ -83,7 +83,7 @@ def _piece_size(a, end, shift):
 
 
 @njit(cache=True, nogil=True)
-def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
+def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, trusted):
     """The first TLB level and L1 over ``n`` records (flat uint64 words, see ``gemmsim.models.cache.as_words``).
 
     ``l1`` = (tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate) of a
@@ -92,6 +92,7 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
     returns the new (w, wt). With pages no smaller than lines, the TLB lookups run inside L1's pass; otherwise
     in a pass of their own. An access that spans lines (pages) is cut into one access per line (page) here, one
     piece at a time through ``scratch`` (two words), exactly as ``split_lines`` cuts it for the chunked path.
+    ``trusted``: no record spans a line and none is an invalidate record (see ``_run_small``).
     """
     used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
     off = (False, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift)
@@ -108,7 +109,7 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
     pos = 0
     while pos < n:
         pos, k, wt = _run_small(words, pos, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
-                                write_allocate, out[2 * w :], tl if together else off, tout, wt)  # fmt: skip
+                                write_allocate, out[2 * w :], tl if together else off, tout, wt, trusted)  # fmt: skip
         w += k
         if pos < n:
             if together:
@@ -121,7 +122,7 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch):
                 scratch[0] = np.uint64(a)
                 scratch[1] = (meta & ~_M32) | np.uint64(size)
                 _, k, _ = _run_small(scratch, 0, 1, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy,
-                                     write_back, write_allocate, out[2 * w :], off, tout, wt)  # fmt: skip
+                                     write_back, write_allocate, out[2 * w :], off, tout, wt, False)  # fmt: skip
                 w += k
                 a += size
             pos += 1
@@ -209,6 +210,12 @@ class Hierarchy:
         self.levels: list[Cache] = levels
         self.tlbs: list[TLB] = tlbs
         self._memory = np.zeros(2, dtype=np.int64)
+        # Whether level i may trust what level i - 1 sends it (``Cache._feed``): single core (no invalidate
+        # records), and lines no shorter than the level above's -- every record a level sends lies within one of
+        # its own lines (a line, a victim line, a write-through or no-allocate store inside one line).
+        self._trusted = [False] + [
+            self.cores == 1 and levels[i - 1].line_bytes <= levels[i].line_bytes for i in range(1, len(levels))
+        ]
 
     @classmethod
     def from_machine(cls, machine, cores: int = 1) -> "Hierarchy":
@@ -245,8 +252,8 @@ class Hierarchy:
         for t in self.tlbs:
             x = t._feed(x)
         x = chunk
-        for c in self.levels:
-            x = c._feed(x)
+        for i, c in enumerate(self.levels):
+            x = c._feed(x, i > 0 and self._trusted[i])
         _count_memory(as_words(x), x.shape[0], self._memory)
 
     def _front_args(self) -> tuple | None:
@@ -271,8 +278,8 @@ class Hierarchy:
         for t in self.tlbs[1:]:
             x = t._feed(x)
         x = l1_out
-        for c in self.levels[1:]:
-            x = c._feed(x)
+        for i, c in enumerate(self.levels[1:], 1):
+            x = c._feed(x, self._trusted[i])
         _count_memory(as_words(x), x.shape[0], self._memory)
 
     def run_fused(self, driver, fill_args: tuple, max_access_bytes: int, batch: int = 4096) -> bool:

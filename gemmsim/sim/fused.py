@@ -40,7 +40,7 @@ def _nest_driver(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
     wt = 0
     while st[8] == 0 and w + room <= cap and wt + troom <= tcap:
         n = _nest._fill(addr, size, isw, core, st, dims, tiles, tperm, iperm, pro, body, epi, tab, elem)
-        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch)
+        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, False)
     return st[8] != 0, w, wt
 
 
@@ -62,7 +62,7 @@ def _packed_driver(fa, addr, size, isw, core, words, l1, tl, out, tout, room, tr
     wt = 0
     while not _packed_done(st) and w + room <= cap and wt + troom <= tcap:
         n = _packed._fill(addr, size, isw, core, cfg, tcfg, st, rr)
-        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch)
+        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, False)
     return _packed_done(st), w, wt
 
 
@@ -181,10 +181,10 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
                         hi[d] = min(st[d] + tiles[d], dims[d])
                         st[3 + d] = st[d]
         if k == ubcap:
-            w, wt = _front_batch(words, bcap, l1, tl, out, w, tout, wt, scratch)
+            w, wt = _front_batch(words, bcap, l1, tl, out, w, tout, wt, scratch, True)
             k = np.uint64(0)
     if k:
-        w, wt = _front_batch(words, np.int64(k), l1, tl, out, w, tout, wt, scratch)
+        w, wt = _front_batch(words, np.int64(k), l1, tl, out, w, tout, wt, scratch, True)
     return st[8] != 0, w, wt
 
 
