@@ -276,9 +276,15 @@ class TensorCoreParams(_RasterParams):
         0, ge=0, description="Elements added to each BK-long shared-memory row of both tiles (K-contiguous tiles with "
         "padded rows, as validation/h200/round3/mma_pipe.cu's BK + 8): shared memory = stages x (BM + BN) x (BK + pad)."
     )
-    warp_instructions_per_step: int | None = Field(
-        None, ge=1, description="Instructions one warp issues per k-step (count the main loop of the SASS, cuobjdump); "
-        "default: only its cp.async, ldmatrix and mma instructions (a kernel with no address arithmetic)."
+    warp_instructions_per_step: float | None = Field(
+        None, gt=0, description="Instructions one warp executes per k-step in its compute phase (ldmatrix, mma, their "
+        "addresses, loop and barrier; not the copies): ncu's inst_executed of the kernel's copy-less twin / (warps x "
+        "k-steps), as validation/h200/round4 measured; default: only its ldmatrix and mma instructions."
+    )
+    warp_copy_instructions_per_step: float | None = Field(
+        None, ge=0, description="Instructions one warp executes per k-step to issue the copies of the next stage "
+        "(cp.async and their address arithmetic): ncu's inst_executed of the kernel minus its copy-less twin's, per warp "
+        "and k-step; default: only its cp.async instructions."
     )
 
     @model_validator(mode="after")
@@ -629,16 +635,27 @@ class TensorCoreSpec(GPUKernelSpec):
         act = (row < L.M) & (col < L.N)
         return _Group(L.c_base + row * L.c_rs + col * L.c_cs, act, 2 * self.elem, SPACE_GLOBAL, True, True, OP_C)
 
-    def warp_instructions_per_step(self) -> int:
-        """Instructions one warp issues per k-step: the compiled kernel's count where given (``extra``), else its
-        cp.async, ldmatrix and mma instructions alone."""
+    def warp_instructions_per_step(self) -> float:
+        """Instructions one warp executes per k-step: its compute phase's and its copies' (the two methods below)."""
+        return self.warp_compute_instructions_per_step() + self.warp_copy_instructions_per_step()
+
+    def warp_compute_instructions_per_step(self) -> float:
+        """Instructions of one warp's compute phase per k-step (MMAs included): the compiled kernel's executed count
+        where given (``extra``, measured on its copy-less twin), else its ldmatrix and mma instructions alone."""
         given = (self.extra or {}).get("warp_instructions_per_step")
         if given:
-            return int(given)
-        v = 16 // self.elem
-        cp = -(-(self.BM * max(self.BK // v, 1)) // self.threads) + -(-(self.BK * max(self.BN // v, 1)) // self.threads)
+            return float(given)
         frag = max(self.BK // self.kspan, 1) * (self.WM // 16 + self.WN // 16)
-        return cp + frag + self.mma_per_warp_per_stage
+        return float(frag + self.mma_per_warp_per_stage)
+
+    def warp_copy_instructions_per_step(self) -> float:
+        """Instructions one warp executes per k-step to issue its copies: the compiled kernel's executed count where
+        given (``extra``), else its cp.async instructions alone."""
+        given = (self.extra or {}).get("warp_copy_instructions_per_step")
+        if given is not None:
+            return float(given)
+        v = 16 // self.elem
+        return float(-(-(self.BM * max(self.BK // v, 1)) // self.threads) + -(-(self.BK * max(self.BN // v, 1)) // self.threads))
 
     def counts(self, M, N, K):
         steps = -(-K // self.BK)
@@ -734,7 +751,8 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
     return TensorCoreSpec(
         name=k.name, dtype=dtype, BM=p.BM, BN=p.BN, threads=warps * WARP, regs=regs, smem_bytes=smem, tensor=True, acc=acc,
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
-        kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step},
+        kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step,
+                           "warp_copy_instructions_per_step": p.warp_copy_instructions_per_step},
     )
 
 

@@ -13,7 +13,11 @@ Resources of one SM:
   ``mma_clk * 4 / W`` (the block's FLOPs at the SM's tensor rate, split over its W warps, each SMSP doing a
   quarter of the rate), and its instruction issue, ``issue_clk`` (one instruction per clock); and a step lasts at
   least ``warp_latency_clk``, one warp's dependent instruction chain (so a lone block with few warps per SMSP is
-  latency bound while co-resident blocks fill the issue slots it leaves).
+  latency bound while co-resident blocks fill the issue slots it leaves). With ``issue_with_mma`` (the
+  multistage mma.sync kernels, ``sim/gpu.py``) ``issue_clk`` counts the warp's instructions other than its
+  MMAs and the SMSP is held for the MMAs *plus* them (MMA and other issue do not overlap on one SMSP), and the
+  copy's issue, ``copy_issue_clk`` (the warp's cp.async and address instructions of the step), adds to it too:
+  the same warps issue the copy and the MMAs from the same issue port, one after the other in their k-loop.
   A block of fewer than 4 warps leaves tensor pipes idle unless other blocks fill them; warps of several
   blocks on one SMSP queue for it.
 * one shared-memory (MIO) pipe: ``smem_clk`` cycles per block step (ldmatrix fragment reads and the copies'
@@ -87,6 +91,8 @@ class StepCost:
     copy_clk: float = 0.0  # memory port busy per step: bytes / the SM's bandwidth share
     smem_clk: float = 0.0  # shared-memory wavefronts per step
     issue_clk: float = 0.0  # cycles a warp's instructions of one step hold its sub-partition's issue port
+    copy_issue_clk: float = 0.0  # of a warp's step: its copy instructions (cp.async + their addresses), one clock each
+    issue_with_mma: bool = False  # the SMSP holds a warp for its MMAs plus its other issue (else the longer of the two)
     warp_latency_clk: float = 0.0  # shortest time one warp's step takes alone (its dependent instruction chain)
     barrier_clk: float = 0.0  # exposed per barrier
     kind: str = "multistage"
@@ -100,8 +106,8 @@ class StepCost:
         if self.steps < 1 or self.stages < 1 or self.warps < 1 or self.sub_partitions < 1:
             raise KernelError(f"steps, stages, warps and sub_partitions must be >= 1 (got {self.steps}, {self.stages}, "
                               f"{self.warps}, {self.sub_partitions})")
-        for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "issue_clk", "warp_latency_clk", "barrier_clk",
-                     "epilogue_clk"):
+        for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "issue_clk", "copy_issue_clk", "warp_latency_clk",
+                     "barrier_clk", "epilogue_clk"):
             v = getattr(self, name)
             if not (v >= 0 and math.isfinite(v)):
                 raise KernelError(f"{name} must be a finite number >= 0 (got {v!r})")
@@ -138,8 +144,11 @@ class StepCost:
 
     @property
     def warp_clk(self) -> float:
-        """One warp's step on its sub-partition: its MMAs at a quarter of the SM's rate, or its instruction issue."""
-        return max(self.mma_clk * self.sub_partitions / self.warps, self.issue_clk)
+        """One warp's step on its sub-partition: its MMAs at a quarter of the SM's rate and its instruction issue (copy
+        issue included) -- their sum with ``issue_with_mma``, else the longer of the two."""
+        mma = self.mma_clk * self.sub_partitions / self.warps
+        issue = self.issue_clk + self.copy_issue_clk
+        return mma + issue if self.issue_with_mma else max(mma, issue)
 
     def closed_form_step_clk(self) -> float:
         """Steady step time T of ONE block alone on an SM (nothing else to hide anything), worked by hand

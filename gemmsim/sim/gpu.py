@@ -345,9 +345,14 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
       ``__syncthreads`` the latency of the shared-memory read after it (``l1.hit_latency_cycles``: the L1/shared
       SRAM's load-to-use latency);
-    * issue (multistage): a warp's instructions per k-step hold its sub-partition's issue port one clock each,
-      and take at least instructions x the ALU's dependent-issue latency (``fma_latency_cycles``, measured): each
-      warp's instructions are taken as one dependent chain, so few warps per sub-partition leave issue slots idle;
+    * issue (multistage): a warp's executed instructions per k-step, in two measured parts -- its compute phase's
+      (``warp_instructions_per_step``: the copy-less twin's, ncu) and its copies' (``warp_copy_instructions_per_step``:
+      the kernel's minus the twin's) -- hold its sub-partition one clock each besides its MMAs, which hold it at the
+      tensor rate: the SMSP is held for the MMAs plus the other instructions (``issue_with_mma``). The copy's issue
+      does not overlap the MMAs' because the same warps issue both, from the same issue port, one after the other in
+      each k-step (no warp specialisation); a step also takes at least all its instructions x the ALU's
+      dependent-issue latency (``fma_latency_cycles``, measured): each warp's instructions taken as one dependent
+      chain, so few warps per sub-partition leave issue slots idle;
     * warp-specialised (TMA + wgmma): no block barrier, no issue term (a few wgmma per k-step), no ldmatrix (wgmma reads shared memory itself), the
       consumer warpgroups' warps;
     * epilogue: the C tile's bytes at the SM's L2 share, plus one L2 latency;
@@ -357,10 +362,12 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       measured per-SM path: the chip stations only.
     """
     hopper = isinstance(spec, HopperSpec)
-    issue = chain = 0.0
+    issue = copy_issue = chain = 0.0
     if not hopper:
-        issue = float(spec.warp_instructions_per_step())
-        chain = issue * (m.fma_latency_cycles or 1.0)
+        compute = spec.warp_compute_instructions_per_step()
+        copy_issue = spec.warp_copy_instructions_per_step()
+        issue = max(compute - spec.mma_per_warp_per_stage, 0.0)  # the MMAs hold the SMSP at the tensor rate (mma_clk)
+        chain = (compute + copy_issue) * (m.fma_latency_cycles or 1.0)
     copy = transfer_clk * active_sms / m.sms
     if m.async_copy_bytes_per_clk_warp:  # the copying warps' limit (measured per warp), else the per-block one
         share = blocks_per_sm * spec.warps * m.async_copy_bytes_per_clk_warp
@@ -381,7 +388,7 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     return sp.StepCost(
         steps=steps, stages=spec.stages, warps=spec.math_warps if hopper else spec.warps, mma_clk=mma_clk,
         copy_latency_clk=latency_clk, copy_clk=copy, smem_clk=0.0 if hopper else smem_clk, issue_clk=issue,
-        warp_latency_clk=chain,
+        copy_issue_clk=copy_issue, issue_with_mma=not hopper, warp_latency_clk=chain,
         barrier_clk=0.0 if hopper else m.l1.hit_latency_cycles, kind="warp_specialized" if hopper else "multistage",
         sub_partitions=m.limits.sub_partitions,
         epilogue_clk=m.l2.hit_latency_cycles + spec.BM * spec.BN * spec.elem / (l2_bpc * m.sms / active_sms),
@@ -503,6 +510,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     if pipe is not None:
         row.update(pipeline=pcost.kind, pipe_step_clk=pipe.step_clk, pipe_tensor_busy=pipe.tensor_busy,
                    pipe_copy_clk=pcost.copy_total_clk, pipe_compute_clk=pcost.compute_clk, pipe_issue_clk=pcost.issue_clk,
+                   pipe_copy_issue_clk=pcost.copy_issue_clk,
                    pipe_closed_form_step_clk=pcost.closed_form_step_clk(), pipe_latency_clk=pipe.latency_clk,
                    pipe_queue_wait_clk=pipe.queue_wait_clk,
                    **{f"pipe_rho_{q[0]}": r for q, r in zip(pcost.queues, pipe.rho)},

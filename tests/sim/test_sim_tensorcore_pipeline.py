@@ -71,7 +71,11 @@ def test_wgmma_runs_at_the_full_rate_and_mma_sync_does_not():
     hop = simulate_gpu(h, "hopper_ws", M=2048, N=2048, K=2048, dtype="fp16", BM=128, BN=256, max_blocks=64)
     mma = tc(h, M=2048, N=2048, K=2048, BM=128, BN=256, WM=64, WN=64, stages=4)
     assert hop["pipe_mma_clk"] == pytest.approx(2 * 128 * 256 * 64 / 4096)
-    assert mma["pipe_mma_clk"] == pytest.approx(2 * 128 * 256 * 32 / (4096 * h.mma_sync_fraction))
+    # mma.sync: the MMAs at the mma.sync fraction of the rate, plus the other instructions the same 2 warps per
+    # sub-partition issue (the MMAs and the other issue do not overlap on one sub-partition)
+    other = (8 // 4) * (mma["pipe_issue_clk"] + mma["pipe_copy_issue_clk"])
+    assert mma["pipe_issue_clk"] > 0 and mma["pipe_copy_issue_clk"] > 0
+    assert mma["pipe_mma_clk"] == pytest.approx(2 * 128 * 256 * 32 / (4096 * h.mma_sync_fraction) + other)
 
 
 def test_hopper_kernels_need_sm90():
@@ -88,3 +92,44 @@ def test_measured_reference_only_for_the_measured_configuration():
     assert got["measured_tflops"] == 262.3 and got["measured_tflops_at_model_clock"] == pytest.approx(262.3 / 2)
     assert reference_columns("h200", "tensorcore", {}, spec, 8192, 8192, 8192, "fp16", 1430) == {}  # unpadded: not it
     assert reference_columns("a100", "tensorcore", {"pad": 8}, spec, 8192, 8192, 8192, "fp16", 1430) == {}
+
+
+# the mma_pipe 128x128/8-warp kernel of validation/h200/round3, with round 4's executed instruction counts
+MMA_PIPE = dict(M=4096, N=4096, K=4096, dtype="fp16", BM=128, BN=128, BK=32, WM=64, WN=32, pad=8, regs=126, max_blocks=264)
+
+
+def test_executed_counts_split_into_compute_issue_and_copy_issue():
+    r = simulate_gpu("h200", "tensorcore", stages=3, warp_instructions_per_step=60.0, warp_copy_instructions_per_step=135.0,
+                     **MMA_PIPE)
+    # the warp's 32 HMMAs (64x32 warp tile: 4 x 4 x 2 m16n8k16) hold its sub-partition at the tensor rate; the other 28
+    # compute instructions and the 135 copy instructions one clock each
+    assert r["pipe_issue_clk"] == pytest.approx(60.0 - 32)
+    assert r["pipe_copy_issue_clk"] == pytest.approx(135.0)
+    h = load_machine("h200")
+    mma_warp = 2 * 128 * 128 * 32 / (4096 * h.mma_sync_fraction) * 4 / 8
+    # one block alone: 2 warps per sub-partition, or the warp's 195 instructions as one dependent chain, the longer
+    assert r["pipe_compute_clk"] == pytest.approx(max(2 * (mma_warp + 28 + 135), 195 * h.fma_latency_cycles))
+
+
+def test_copy_issue_adds_to_a_compute_bound_step():
+    base = dict(stages=4, warp_instructions_per_step=60.0, **MMA_PIPE)
+    # without the measured copy-path limit the copies keep up and the step is the compute phase
+    a = simulate_gpu(H200, "tensorcore", warp_copy_instructions_per_step=100.0, **base)
+    b = simulate_gpu(H200, "tensorcore", warp_copy_instructions_per_step=200.0, **base)
+    assert a["blocks_per_sm"] == b["blocks_per_sm"] == 2 and a["pipe_copy_wait_clk"] == b["pipe_copy_wait_clk"] == 0
+    # 2 blocks x 2 warps per sub-partition issue 100 more instructions each per step: 400 cycles more per step (both
+    # above the shared pipe's 2 x 512 wavefronts, which binds with no copy issue at all)
+    assert a["pipe_step_clk"] > 2 * 512 + 40
+    assert b["pipe_step_clk"] - a["pipe_step_clk"] == pytest.approx(400.0, rel=0.02)
+    assert b["time_s"] > a["time_s"]
+
+
+def test_default_counts_are_the_kernels_own_instructions():
+    from gemmsim.kernels.gpu import KERNELS
+
+    k = KERNELS["tensorcore"]
+    spec = k.spec(k.params(BM=128, BN=128, BK=32, WM=64, WN=32), "fp16", load_machine("h200"))
+    # ldmatrix.x4: 2 k16 x (64/16 + 32/16) = 12; HMMA 32; cp.async: (128 x 4 + 32 x 16) / 256 threads = 4
+    assert spec.warp_compute_instructions_per_step() == 12 + 32
+    assert spec.warp_copy_instructions_per_step() == 4
+    assert spec.warp_instructions_per_step() == 48
