@@ -27,6 +27,7 @@ import csv
 import math
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib
@@ -117,9 +118,23 @@ def sass_counts(data: Path) -> dict:
         return sass_loop_counts(f.read().decode()) if f else {}
 
 
+NCU4 = HERE.parent / "round4" / "mma_ncu4.csv"
+PIPE4 = HERE.parent / "round4" / "mma_pipeline4.csv"
+
+
+def executed_counts() -> dict:
+    """Executed instructions per warp and k-step (ncu inst_executed / (blocks x warps x k-steps), round 4 at 4096^3):
+    {(kernel, S): (compute phase = the copy-less twin's, copy issue = the kernel's minus the twin's)}."""
+    if not NCU4.exists():
+        return {}
+    ex = {(r["kernel"], r["copy"], int(r["stages"])): float(r["inst_per_warp_step"]) for r in read(NCU4)}
+    return {(k, S): (v0, ex[(k, "1", S)] - v0) for (k, c, S), v0 in ex.items() if c == "0" and (k, "1", S) in ex}
+
+
 def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
     out = []
     sass = sass_counts(data)
+    executed = executed_counts()
     for name in STAGE_FILES:
         if not (data / name).exists():
             continue
@@ -128,11 +143,13 @@ def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
             wm, wn = WARP_GRID.get(name, (None, None))
             BM, BN, BK, S = (int(r[k]) for k in ("BM", "BN", "BK", "stages"))
             M, N, K = (int(r[k]) for k in ("M", "N", "K"))
+            compute, copy = executed[(name, S)]  # executed, per warp and k-step (ncu, round 4)
             params = dict(BM=BM, BN=BN, BK=BK, WM=BM // wm, WN=BN // wn, stages=S, regs=int(r["regs"]), pad=8,
-                          warp_instructions_per_step=sass.get((BM, BN, wm, wn, S), (SASS_LOOP[name],))[0], max_blocks=264)
+                          warp_instructions_per_step=compute, warp_copy_instructions_per_step=copy, max_blocks=264)
             mhz = float(r["sm_mhz"])
             row = dict(kernel=name, BM=BM, BN=BN, warps=int(r["warps"]), stages=S, M=M, N=N, K=K, sm_mhz=mhz,
-                       sass_loop_instructions=params["warp_instructions_per_step"],
+                       sass_loop_instructions=sass.get((BM, BN, wm, wn, S), (SASS_LOOP[name],))[0],
+                       executed_compute_instructions=compute, executed_copy_instructions=copy,
                        measured_tflops=float(r["tflops"]), blocks_per_sm_api=int(r["blocks_per_sm"]))
             try:
                 at = simulate_gpu(machine_at(h, mhz), "tensorcore", M=M, N=N, K=K, dtype="fp16", **params)
@@ -153,6 +170,67 @@ def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
             row["ratio"] = row["model_tflops"] / row["measured_tflops"]
             out.append(row)
     return out
+
+
+def twin_rows(h) -> list[dict]:
+    """The compute term alone against round 4's copy-less twins (same k-loop, no copies after the prologue): the
+    model's step with the twin's executed instructions (ncu), the twin's occupancy (its own registers) and no copy
+    (no port, no latency, no queue; the shared pipe without the copies' writes), at the twin's own clock. An
+    independent check: none of these timings is an input anywhere."""
+    import gemmsim.models.sm_pipeline as sp
+    import gemmsim.sim.gpu as sg
+
+    if not PIPE4.exists():
+        return []
+    executed = executed_counts()
+    seen = {}
+    orig = sg._pipeline_cost
+
+    def spy(*a, **k):
+        seen["cost"] = orig(*a, **k)
+        return seen["cost"]
+
+    out = []
+    sg._pipeline_cost = spy
+    try:
+        for r in read(PIPE4):
+            if r["copy"] != "0":
+                continue
+            name = r["kernel"]
+            wm, wn = WARP_GRID[name]
+            BM, BN, BK, S, M, N, K = (int(r[k]) for k in ("BM", "BN", "BK", "stages", "M", "N", "K"))
+            mhz = float(r["sm_mhz"])
+            compute, _ = executed[(name, S)]
+            at = simulate_gpu(machine_at(h, mhz), "tensorcore", M=M, N=N, K=K, dtype="fp16", BM=BM, BN=BN, BK=BK,
+                              WM=BM // wm, WN=BN // wn, stages=S, regs=int(r["regs"]), pad=8,
+                              warp_instructions_per_step=compute, warp_copy_instructions_per_step=0.0, max_blocks=264)
+            c = seen["cost"]
+            stage_bytes = (BM + BN) * BK * 2  # the copies' shared writes: one 128-byte wavefront per 128 bytes
+            twin = replace(c, copy_clk=0.0, copy_latency_clk=0.0, queues=(), copy_issue_clk=0.0,
+                              smem_clk=max(c.smem_clk - stage_bytes / 128, 0.0))
+            bps = int(r["blocks_per_sm"])
+            sched = sp.grid_cycles(twin, (M // BM) * (N // BN), h.sms, bps)
+            t = sched.cycles / (mhz * 1e6) + launch_overhead_s(HERE)
+            meas = float(r["time_ms"]) * 1e-3
+            out.append(dict(kernel=name, M=M, stages=S, blocks_per_sm=bps, model_blocks_per_sm=at["blocks_per_sm"],
+                            sm_mhz=mhz, compute_instructions=compute, step_clk=sched.resident.step_clk,
+                            measured_ms=meas * 1e3, model_ms=t * 1e3, ratio=meas / t))
+    finally:
+        sg._pipeline_cost = orig
+    return out
+
+
+def report_twins(rows: list[dict]) -> None:
+    if not rows:
+        return
+    print("\n== compute term alone: round 4's copy-less twins, model (time ratio predicted speed / measured) ==")
+    for r in rows:
+        print(f"  {r['kernel']:18s} {r['M']:5d} S={r['stages']} {r['blocks_per_sm']} blocks/SM (model {r['model_blocks_per_sm']})"
+              f" {r['compute_instructions']:5.1f} instr  step {r['step_clk']:5.0f} clk  measured {r['measured_ms']:.4f} ms"
+              f"  model {r['model_ms']:.4f} ms  ratio {r['ratio']:.3f}")
+    e = [r["ratio"] - 1 for r in rows]
+    print(f"twins: median error {statistics.median(e):+.1%}, range {min(e):+.1%} to {max(e):+.1%}, "
+          f"within 10 %: {sum(abs(x) <= 0.10 for x in e)} of {len(e)}")
 
 
 def report_stages(rows: list[dict]) -> None:
@@ -400,6 +478,12 @@ def main(argv: list[str]) -> int:
     print(f"model times include the measured launch overhead of an empty kernel, {launch * 1e6:.1f} us")
     only = set(argv[2].split(",")) if len(argv) > 2 else {"stages", "cublas"}
     st = stage_rows(h, data, launch) if "stages" in only else []
+    tw = []
+    if "stages" in only:
+        tw = twin_rows(h)
+        if tw:
+            write_csv(HERE / "model_tc_twins.csv", tw)
+            report_twins(tw)
     if st:
         write_csv(HERE / "model_tc_stages.csv", st)
         report_stages(st)
@@ -408,8 +492,10 @@ def main(argv: list[str]) -> int:
     if cb:
         write_csv(HERE / "model_tc_cublas.csv", cb)
         report_cublas(cb)
-    from tc_figures import fig_cublas, fig_stage_parts, fig_stages  # noqa: E402 (beside this script)
+    from tc_figures import fig_cublas, fig_stage_parts, fig_stages, fig_twins  # noqa: E402 (beside this script)
 
+    if "stages" in only and tw:
+        fig_twins(tw, FIG / "tc_twins.png")
     if st:
         fig_stages(st, FIG / "tc_stages.png")
         stalls = read(data / "mma_stalls.csv") if (data / "mma_stalls.csv").exists() else []

@@ -118,3 +118,28 @@ def fig_cublas(rows: list[dict], path: Path) -> None:
                  "(event times include torch's host dispatch, which dominates below 3072; the profiler's kernel duration "
                  "does not)", fontsize=9)
     fig.savefig(path, dpi=130)
+
+
+def fig_twins(rows: list[dict], path: Path) -> None:
+    """The compute term alone: round 4's copy-less twins, measured and modelled, as the rate of their k-loop."""
+    ks = _kernels(rows)
+    fig = Figure(figsize=(4.2 * len(ks), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(ks), squeeze=False)[0]
+    for ax, k in zip(axes, ks):
+        for size, mk, col in ((4096, "o", "C0"), (8192, "s", "C1")):
+            g = sorted((r for r in rows if r["kernel"] == k and r["M"] == size), key=lambda r: r["stages"])
+            if not g:
+                continue
+            S = [r["stages"] for r in g]
+            rate = lambda ms: 2.0 * size ** 3 / (ms * 1e-3) / 1e12  # noqa: E731
+            ax.plot(S, [rate(r["measured_ms"]) for r in g], mk, color=col, ms=8, mfc="none", mew=1.5, label=f"twin measured, N={size}")
+            ax.plot(S, [rate(r["model_ms"]) for r in g], mk + "-", color=col, ms=4, label=f"model, N={size}")
+        blocks = "/".join(str(r["blocks_per_sm"]) for r in sorted((r for r in rows if r["kernel"] == k and r["M"] == 4096),
+                                                                   key=lambda r: r["stages"]))
+        ax.set(title=f"{k.replace('mma_', '')} (blocks/SM {blocks})", xlabel="stages S (buffers only: no copies)", xticks=[1, 2, 3, 4])
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("2MNK / time, TFLOP/s")
+    axes[-1].legend(fontsize=8, loc="lower right")
+    fig.suptitle("H200, copy-less twins of the mma_pipe kernels (round 4): the model's compute term alone, each at its launch's clock")
+    fig.savefig(path, dpi=110)
