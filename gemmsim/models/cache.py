@@ -1020,7 +1020,7 @@ def _run_kernel(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, s
     """Kernel ``kid`` (0 ``_run_small``, 1 ``_run_wide``, 2 ``_run_copies``, 3 ``_run_any``) over records start..n-1."""
     if kid == 0:
         pos, w, _ = _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
-                               write_allocate, out, tl, tout, 0, trusted)  # fmt: skip
+                               write_allocate, out, tl, tout, np.int64(0), trusted)  # fmt: skip
         return pos, w
     if kid == 1:
         return _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
@@ -1059,9 +1059,9 @@ def _drive(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, se
             size = min(((a >> shift) + 1) << shift, end) - a
             scratch[0] = np.uint64(a)
             scratch[1] = (meta & ~_M32) | np.uint64(size)
-            _, k = _run_kernel(kid, scratch, 0, 1, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift,
+            _, k = _run_kernel(kid, scratch, np.int64(0), np.int64(1), tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift,
                                policy, write_back, write_allocate, copies, coherence, forward, out[2 * w :], tl, tout,
-                               False)  # fmt: skip
+                               trusted and not trusted)  # fmt: skip
             w += k
             a += size
         pos += 1

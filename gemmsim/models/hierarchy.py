@@ -95,18 +95,18 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, trusted):
     ``trusted``: no record spans a line and none is an invalidate record (see ``_run_small``).
     """
     used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift = tl
-    off = (False, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift)
+    off = (used and not used, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift)  # a plain bool, not a literal
     tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate = l1
     together = used and tshift >= shift
     if used and not together:
-        pos = 0
+        pos = np.int64(0)
         while pos < n:
-            pos, k = _tlb_run(words, pos, n, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
+            pos, k = _tlb_run(words, pos, n, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift, np.int64(1), tout[2 * wt :])
             wt += k
             if pos < n:
                 wt = _tlb_pieces(words, pos, tl, tout, wt, scratch)
                 pos += 1
-    pos = 0
+    pos = np.int64(0)
     while pos < n:
         pos, k, wt = _run_small(words, pos, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
                                 write_allocate, out[2 * w :], tl if together else off, tout, wt, trusted)  # fmt: skip
@@ -121,8 +121,8 @@ def _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, trusted):
                 size = _piece_size(a, end, shift)
                 scratch[0] = np.uint64(a)
                 scratch[1] = (meta & ~_M32) | np.uint64(size)
-                _, k, _ = _run_small(scratch, 0, 1, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy,
-                                     write_back, write_allocate, out[2 * w :], off, tout, wt, False)  # fmt: skip
+                _, k, _ = _run_small(scratch, np.int64(0), np.int64(1), tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy,
+                                     write_back, write_allocate, out[2 * w :], off, tout, wt, trusted and not trusted)  # fmt: skip
                 w += k
                 a += size
             pos += 1
@@ -158,7 +158,8 @@ def _tlb_pieces(words, pos, tl, tout, wt, scratch):
         size = _piece_size(a, end, tshift)
         scratch[0] = np.uint64(a)
         scratch[1] = (meta & ~_M32) | np.uint64(size)
-        _, k = _tlb_run(scratch, 0, 1, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift, 1, tout[2 * wt :])
+        one = np.int64(1)
+        _, k = _tlb_run(scratch, np.int64(0), one, ttags, tstamps, tmru, tfpw, tcnt, tst, tsets, tways, tshift, one, tout[2 * wt :])
         wt += k
         a += size
     return wt

@@ -140,7 +140,7 @@ def _tlb_drive(inp, start, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift
             size = min(((a >> shift) + 1) << shift, end) - a
             scratch[0] = np.uint64(a)
             scratch[1] = (meta & ~np.uint64(0xFFFFFFFF)) | np.uint64(size)
-            _, k = _tlb_run(scratch, 0, 1, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, copies, out[2 * w :])
+            _, k = _tlb_run(scratch, np.int64(0), np.int64(1), tags, stamps, mru, fpw, cnt, st, sets, ways, shift, copies, out[2 * w :])
             w += k
             a += size
         pos += 1

@@ -36,11 +36,11 @@ def _nest_driver(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
     st, dims, tiles, tperm, iperm, pro, body, epi, tab, elem = fa
     cap = out.shape[0] // 2
     tcap = tout.shape[0] // 2
-    w = 0
-    wt = 0
+    w = np.int64(0)
+    wt = np.int64(0)
     while st[8] == 0 and w + room <= cap and wt + troom <= tcap:
         n = _nest._fill(addr, size, isw, core, st, dims, tiles, tperm, iperm, pro, body, epi, tab, elem)
-        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, False)
+        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, np.int64(0) != 0)
     return st[8] != 0, w, wt
 
 
@@ -58,11 +58,11 @@ def _packed_driver(fa, addr, size, isw, core, words, l1, tl, out, tout, room, tr
     cfg, tcfg, st, rr = fa
     cap = out.shape[0] // 2
     tcap = tout.shape[0] // 2
-    w = 0
-    wt = 0
+    w = np.int64(0)
+    wt = np.int64(0)
     while not _packed_done(st) and w + room <= cap and wt + troom <= tcap:
         n = _packed._fill(addr, size, isw, core, cfg, tcfg, st, rr)
-        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, False)
+        w, wt = _front_batch(words, n, l1, tl, out, w, tout, wt, scratch, np.int64(0) != 0)
     return _packed_done(st), w, wt
 
 
@@ -94,8 +94,8 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
     meta = np.empty(nb, np.uint64)
     ue = np.uint64(elem)
     store = np.uint64(1) << np.uint64(32)
-    w = 0
-    wt = 0
+    w = np.int64(0)
+    wt = np.int64(0)
     k = np.uint64(0)  # records in the batch
     ubcap = np.uint64(bcap)
     while st[8] == 0:
@@ -181,10 +181,10 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
                         hi[d] = min(st[d] + tiles[d], dims[d])
                         st[3 + d] = st[d]
         if k == ubcap:
-            w, wt = _front_batch(words, bcap, l1, tl, out, w, tout, wt, scratch, True)
+            w, wt = _front_batch(words, bcap, l1, tl, out, w, tout, wt, scratch, np.int64(1) != 0)
             k = np.uint64(0)
     if k:
-        w, wt = _front_batch(words, np.int64(k), l1, tl, out, w, tout, wt, scratch, True)
+        w, wt = _front_batch(words, np.int64(k), l1, tl, out, w, tout, wt, scratch, np.int64(1) != 0)
     return st[8] != 0, w, wt
 
 
