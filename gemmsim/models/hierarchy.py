@@ -137,10 +137,8 @@ def _count_memory(words, n, memory):
     writes = 0
     for i in range(n):
         kind = (words[2 * np.uint64(i) + np.uint64(1)] >> np.uint64(32)) & np.uint64(0xFF)
-        if kind == 1:
-            writes += 1
-        elif kind != 2:
-            reads += 1
+        writes += kind == np.uint64(1)
+        reads += (kind != np.uint64(1)) & (kind != np.uint64(2))
     memory[0] += reads
     memory[1] += writes
 
@@ -255,7 +253,8 @@ class Hierarchy:
         x = chunk
         for i, c in enumerate(self.levels):
             x = c._feed(x, i > 0 and self._trusted[i])
-        _count_memory(as_words(x), x.shape[0], self._memory)
+        if self.cores > 1:
+            _count_memory(as_words(x), x.shape[0], self._memory)
 
     def _front_args(self) -> tuple | None:
         """The state ``_front_batch`` runs on: (L1 tuple, first-TLB tuple), or None when the front cannot run fused
@@ -281,7 +280,8 @@ class Hierarchy:
         x = l1_out
         for i, c in enumerate(self.levels[1:], 1):
             x = c._feed(x, self._trusted[i])
-        _count_memory(as_words(x), x.shape[0], self._memory)
+        if self.cores > 1:
+            _count_memory(as_words(x), x.shape[0], self._memory)
 
     def run_fused(self, driver, fill_args: tuple, max_access_bytes: int, batch: int = 4096) -> bool:
         """Generate a trace and simulate it in one compiled pass; False (and nothing done) when the front does not allow it.
@@ -409,10 +409,8 @@ class Hierarchy:
                 for c in levels:
                     x = c._feed(x)
                 if last:
-                    kind = x["is_write"]
-                    stores = int(np.count_nonzero(kind == 1))
-                    self._memory[0] += x.shape[0] - stores - int(np.count_nonzero(kind == 2))
-                    self._memory[1] += stores
+                    if self.cores > 1:
+                        _count_memory(as_words(x), x.shape[0], self._memory)
                     return None
                 return x.copy()  # the level's buffer is reused by its next chunk
 
@@ -451,6 +449,23 @@ class Hierarchy:
         if failures:
             raise failures[0]
 
+    def _memory_counts(self) -> tuple[int, int]:
+        """(line reads, line writes) reaching memory: the records the last level sent on. With several cores they
+        are counted as they leave (``_count_memory``); with one, the last level's counters say them exactly, by the
+        rules of ``gemmsim.models.cache``: a line load per miss that allocates, a line store per write-back, and
+        a store passed on per store under write-through (every one) or write-back without write-allocate (every
+        miss); a single core sends no invalidate records. This saves a pass over what the last level sends."""
+        if self.cores > 1:
+            return int(self._memory[0]), int(self._memory[1])
+        last = self.levels[-1]
+        c = last.counters()
+        reads = c["load_misses"] + (c["store_misses"] if last.write_allocate else 0)
+        if not last.write_back:
+            through = c["stores"]
+        else:
+            through = 0 if last.write_allocate else c["store_misses"]
+        return reads, c["writebacks"] + through
+
     def counters(self) -> dict:
         """``{"levels": [{"name": "L1", <Cache.counters()>}, ...], "memory": {"line_reads", "line_writes"},
         "tlbs": [{"name": "DTLB", <TLB.counters()>}, ...]}``.
@@ -470,7 +485,8 @@ class Hierarchy:
             if t.copies > 1:
                 d["per_core"] = t.core_counters()
             tlbs.append(d)
-        memory = {"line_reads": int(self._memory[0]), "line_writes": int(self._memory[1])}
+        reads, writes = self._memory_counts()
+        memory = {"line_reads": reads, "line_writes": writes}
         return {"levels": levels, "memory": memory, "tlbs": tlbs}
 
     def __repr__(self) -> str:
