@@ -11,7 +11,7 @@ exactly those of feeding the chunks (tests/sim/test_fused.py checks both against
 For the loop nests whose accesses are aligned elements (``direct_ok``: none spans a line or page), the driver
 is ``_nest_direct``: the same walk of the nest as ``_fill``, writing each access straight into the batch as the
 two words the front reads (instead of four record fields, a loop per operand), in batches of ``DIRECT_BATCH``
-records (128 KiB, in the processor's L2). tests/sim/test_fused_direct.py checks it against ``_nest_driver``
+records (256 KiB, in the processor's L2). tests/sim/test_fused_direct.py checks it against ``_nest_driver``
 and the reference, with batches that cut innermost iterations.
 
 ``run_trace(hierarchy, trace)`` is what ``gemmsim.sim.cpu`` calls: fused when the trace and the hierarchy
@@ -203,7 +203,7 @@ assert _packed._PH == 3, "the packed kernels' phase column moved: update _packed
 DRIVERS = {"nest": _nest_driver, "packed": _packed_driver}
 #: Drivers that generate a family's innermost loop inside L1's pass, and the test of whether a trace allows it.
 DIRECT = {"nest": (_nest_direct, direct_ok)}
-DIRECT_BATCH = 8192
+DIRECT_BATCH = 16384
 
 
 def run_trace(h: Hierarchy, trace: Iterable[np.ndarray], fused: bool = True) -> None:
