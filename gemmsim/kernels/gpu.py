@@ -344,6 +344,12 @@ class GPUKernelSpec:
     extra: dict = field(default_factory=dict)
 
     @property
+    def lockstep(self) -> bool:
+        """Whether resident blocks run in lockstep (True) or spread over their k-loop (False); see
+        ``gemmsim.models.gpu_memory.start_stagger``."""
+        return False
+
+    @property
     def elem(self) -> int:
         """Bytes per element of A, B and C."""
         return dtype_bytes(self.dtype)
@@ -396,6 +402,13 @@ class NaiveSpec(GPUKernelSpec):
     lanes: str = "j"
     BX: int = 32
     BY: int = 8
+
+    @property
+    def lockstep(self) -> bool:
+        """In row and column order, yes: the H200's block-start traces of the naive 16x16 kernel keep a wave's
+        starts within 0.02-0.14 of a block at N = 3072-6144 in row order and 3072-4096 in column order; in grouped
+        order they drift to 0.85-0.95 (validation/h200/round3/order_wave_spread.csv, round5/order_wave_spread5.csv)."""
+        return self.raster in ("row", "column")
 
     def block_trace(self, layout, tile_m, tile_n, spaces=None):
         L = layout

@@ -6,9 +6,9 @@ What it models, step by step:
    ``s % sms``, so the first blocks spread over all SMs as the hardware's block scheduler does. Blocks are
    taken in launch (raster) order, each by the slot that frees first (ties: lower slot), and start in the
    round after the previous block of that slot issued its last instruction (the waves). Slot s starts its
-   first block ``stagger * s / slots`` of a block's length late: real blocks are dispatched one after the
-   other and drift, so after the first waves the resident blocks are spread over their k-loop rather than in
-   lockstep (``stagger=0`` gives lockstep waves; 1, the default, matches the H200's DRAM bytes far better).
+   first block ``stagger * s / slots`` of a block's length late (``start_stagger``): most kernels' blocks drift
+   apart, so after the first waves they are spread over their k-loop (1); the naive kernel's blocks stay in
+   lockstep in row and column order (0), as the H200's block-start traces show.
 2. **Interleaving.** Round-robin by warp instruction across resident blocks: in each round every resident
    block issues its next warp instruction, in slot order. A block's own instructions come in the order of
    its trace (k-step, instruction, warp; see ``gemmsim.kernels.gpu``). Only global instructions are fed
@@ -64,6 +64,23 @@ MAX_EXPLICIT_REQUESTS = 60_000_000
 #: blocks do not run in lockstep: dispatch is staggered and blocks drift, so after the first waves the blocks
 #: on the GPU are spread over their k-loop. 0 = lockstep waves; 1 = starts spread over one block's lifetime.
 DEFAULT_STAGGER = 1.0
+
+
+def start_stagger(spec: GPUKernelSpec) -> float:
+    """The ``stagger`` of ``simulate_memory`` for a kernel: 0 (lockstep) where ``spec.lockstep``, else
+    ``DEFAULT_STAGGER`` (resident blocks spread over a block's length).
+
+    Taken from measurements, not simulated (H200 block-start traces, validation/h200/round3/order_wave_spread.csv
+    and round5/order_wave_spread5.csv): the naive 16x16 kernel, which reads A and B from global memory every k
+    step, comes out of its first wave up to 0.31 of a block apart and is pulled back into step (0.02-0.14) in row
+    order (N = 3072-6144) and column order (3072-4096) -- dispatch cannot do that -- but drifts to 0.85-0.95 in
+    grouped order and, after about 15 waves, in column order at 6144; the shared-memory tiled kernel drifts to
+    0.6-0.8 in every order. With lockstep the naive kernel's DRAM bytes at N = 4096 in row and column order come
+    out at 1.00x the measurement (4.0x with the stagger of 1). What makes a launch hold or lose lockstep is not
+    modelled (NOTES.md).
+    """
+    return 0.0 if getattr(spec, "lockstep", False) else DEFAULT_STAGGER
+
 
 #: Cache accesses (one per line per instruction) a simulation may make before it samples: above this,
 #: only the first whole waves of blocks that fit are simulated and the counters scaled (``sampled`` says so).
@@ -565,7 +582,7 @@ def simulate_memory(
     l1_bytes: int | None = None,
     max_blocks: int | None = None,
     budget: int | None = DEFAULT_BUDGET,
-    stagger: float = DEFAULT_STAGGER,
+    stagger: float | None = None,
 ) -> MemoryResult:
     """Run a kernel's blocks through the GPU memory system of ``machine``; returns the counters.
 
@@ -576,7 +593,10 @@ def simulate_memory(
     reads), ``l2_hit_rate`` (read sectors found in L2 / read sectors asked for), ``l1_hit_rate``,
     ``l2_sectors_read``, ``l2_sectors_written``, ``global_requests``, ``global_sectors``, ``blocks``,
     ``waves`` (ceil(blocks / (sms * blocks_per_sm))), ``rounds`` (round-robin rounds the schedule took).
+    ``stagger``: how far apart the first blocks start (None: ``start_stagger(spec)``).
     """
+    if stagger is None:
+        stagger = start_stagger(spec)
     if blocks_per_sm < 1:
         raise KernelError(f"blocks_per_sm must be >= 1 (got {blocks_per_sm})")
     L = layout

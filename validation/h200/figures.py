@@ -172,9 +172,9 @@ def fig_launch_order() -> None:
     meas = [r for r in csv.DictReader((HERE / "round3" / "order_l2.csv").open()) if r["run"] == "run3"]
     mpath = HERE / "round3" / "model_order.csv"
     model = list(csv.DictReader(mpath.open())) if mpath.is_file() else []
-    fig = Figure(figsize=(11, 4))
-    axes = fig.subplots(1, 2)
-    for ax, (kname, mname, title) in zip(axes, (("naive16", "naive", "naive, 16 x 16 threads, one C element each"),
+    fig = Figure(figsize=(15, 4))
+    axes = fig.subplots(1, 3)
+    for ax, (kname, mname, title) in zip(axes[:2], (("naive16", "naive", "naive, 16 x 16 threads, one C element each"),
                                                  ("tiled32", "tiled_smem", "tiled, 32 x 32 shared-memory tiles"))):
         for order, color in (("row", "C0"), ("column", "C1"), ("grouped", "C2")):
             pts = sorted((int(r["N"]), int(r["dram_bytes_read"])) for r in meas if r["kernel"] == kname and r["order"] == order)
@@ -187,7 +187,21 @@ def fig_launch_order() -> None:
         ax.minorticks_off()
         ax.set_xticks([2048, 3072, 4096, 6144, 8192], labels=["2048", "3072", "4096", "6144", "8192"])
         ax.legend(fontsize=7)
-    fig.suptitle("Launch order on the H200 (ncu dram__bytes_read.sum, cold L2) against gemmsim's memory model", fontsize=9)
+    ax = axes[2]
+    spread = list(csv.DictReader((HERE / "round3" / "order_wave_spread.csv").open()))
+    sp5 = HERE / "round5" / "order_wave_spread5.csv"
+    spread += list(csv.DictReader(sp5.open())) if sp5.is_file() else []
+    for (kname, n, order), color, style in ((("naive16", 6144, "row"), "C0", "-"), (("naive16", 6144, "column"), "C1", "-"),
+                                            (("naive16", 4096, "column"), "C1", ":"), (("tiled32", 6144, "row"), "C2", "-")):
+        pts = sorted((int(r["wave"]), float(r["start_spread_p5_p95_over_block"])) for r in spread
+                     if r["kernel"] == kname and int(r["N"]) == n and r["order"] == order)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=f"{kname}, N={n}, {order}")
+    ax.set(xlabel="wave", ylabel="start spread (5-95 %) / block time", ylim=(0, 1.5),
+           title="how far resident blocks drift apart (block-start traces)")
+    ax.legend(fontsize=7, ncol=2, loc="upper center")
+    fig.suptitle("Launch order on the H200 (ncu dram__bytes_read.sum, cold L2) against gemmsim's memory model "
+                 "(naive: blocks in lockstep; tiled: spread over a block)", fontsize=9)
     fig.tight_layout()
     fig.savefig(OUT / "launch_order.png", dpi=80)
 

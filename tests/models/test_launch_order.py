@@ -1,0 +1,105 @@
+"""Launch order on the GPU: how far resident blocks drift apart, and what it does to the DRAM bytes (issue 11).
+
+``simulate_memory`` starts the first resident blocks ``stagger`` of a block apart and keeps that spread: 0
+(lockstep) for the naive kernel in row and column order, 1 otherwise (``start_stagger``, from the H200's
+block-start traces). These tests check the rule, the traces it comes from, and the stored comparison of the model
+with the H200's DRAM bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_gpu_memory import small_machine
+
+from gemmsim.kernels.gpu import KERNELS
+from gemmsim.models.gpu_memory import DEFAULT_STAGGER, simulate_memory, start_stagger
+from gemmsim.trace import Layout
+
+ROOT = Path(__file__).resolve().parents[2]
+ROUND3 = ROOT / "validation" / "h200" / "round3"
+
+#: (kernel, N, order) the model misses by more than 1.5x, and (kernel, N, more, fewer) pairs of orders whose measured
+#: bytes differ by more than 10 % that the model does not rank the same way (validation/h200/round3/README.md); a
+#: change that fixes one or breaks another fails ``test_stored_launch_order_model_against_h200`` until they are updated.
+KNOWN_MISSES = {("naive", 6144, "column")}
+KNOWN_RANK_MISSES = {("tiled_smem", 3072, "row", "column"), ("naive", 6144, "column", "row")}
+
+
+def test_start_stagger_follows_the_kernel_and_its_order():
+    for name in ("naive", "jki", "ijk"):
+        for order in ("row", "column"):
+            assert start_stagger(KERNELS[name].spec({"raster": order}, "fp32")) == 0.0, (name, order)
+        assert start_stagger(KERNELS[name].spec({"raster": "grouped"}, "fp32")) == DEFAULT_STAGGER, name
+    for name, dtype in (("tiled_smem", "fp32"), ("blocked", "fp32"), ("tensorcore", "fp16"), ("hopper_ws", "fp16")):
+        for order in ("row", "column", "grouped"):
+            assert start_stagger(KERNELS[name].spec({"raster": order}, dtype)) == DEFAULT_STAGGER, (name, order)
+
+
+def test_default_stagger_is_the_kernels_own():
+    """Leaving ``stagger`` out gives the kernel's ``start_stagger``; passing it still overrides."""
+    m = small_machine()
+    L = Layout.build(24, 40, 16, "fp32")
+    for name, params in (("naive", {"BX": 8, "BY": 4}), ("tiled_smem", {"TILE": 8})):
+        spec = KERNELS[name].spec(params, "fp32")
+        default = simulate_memory(m, spec, L, 2, 1024).counters
+        explicit = simulate_memory(m, spec, L, 2, 1024, stagger=start_stagger(spec)).counters
+        assert default == explicit, name
+    naive = KERNELS["naive"].spec({"BX": 8, "BY": 4}, "fp32")
+    assert simulate_memory(m, naive, L, 2, 1024)["rounds"] < simulate_memory(m, naive, L, 2, 1024, stagger=1.0)["rounds"]
+
+
+def _spreads():
+    rows = list(csv.DictReader((ROUND3 / "order_wave_spread.csv").open()))
+    rows += list(csv.DictReader((ROUND3.parent / "round5" / "order_wave_spread5.csv").open()))
+    out = {}
+    for r in rows:
+        out.setdefault((r["kernel"], int(r["N"]), r["order"]), []).append(float(r["start_spread_p5_p95_over_block"]))
+    return out
+
+
+def test_block_start_traces_behind_the_rule():
+    """The measurements ``start_stagger`` rests on (median spread of a launch's waves, in blocks): the naive kernel
+    stays in lockstep in row order at N = 3072, 4096, 6144 and in column order at 3072 and 4096 (<= 0.15), and
+    drifts in grouped order (>= 0.8); the tiled kernel drifts in every order (>= 0.5). The one exception the rule
+    does not follow -- naive, column order, N = 6144, lockstep for ~15 waves and then spread over a block -- is
+    listed too, so a rule that claims to cover it must change this test."""
+    sp = {k: float(np.median(v)) for k, v in _spreads().items()}
+    for n in (3072, 4096, 6144):
+        assert sp[("naive16", n, "row")] <= 0.15, n
+    for n in (3072, 4096):
+        assert sp[("naive16", n, "column")] <= 0.15, n
+        assert sp[("naive16", n, "grouped")] >= 0.8, n
+    for key in [k for k in sp if k[0] == "tiled32" and k[1] >= 3072]:
+        assert sp[key] >= 0.5, key
+    assert sp[("naive16", 6144, "column")] >= 0.8
+
+
+def _order_rows():
+    path = ROUND3 / "model_order.csv"
+    if not path.exists():
+        pytest.skip(f"{path} not computed (python validation/h200/round3/model_order.py)")
+    return list(csv.DictReader(path.open()))
+
+
+def test_stored_launch_order_model_against_h200():
+    """validation/h200/round3/model_order.csv, the model with its default stagger against ncu on the H200 (run 3):
+    within 1.5x of the measured DRAM bytes in every simulated case except ``KNOWN_MISSES``, and every pair of orders
+    ranked as measured except ``KNOWN_RANK_MISSES``. The rows are computed by model_order.py (minutes a case)."""
+    rows = _order_rows()
+    assert {(r["kernel"], int(r["N"])) for r in rows} >= {(k, n) for k in ("naive", "tiled_smem") for n in (2048, 3072, 4096)}
+    miss = {(r["kernel"], int(r["N"]), r["order"]) for r in rows if not 1 / 1.5 <= float(r["ratio_model_measured"]) <= 1.5}
+    assert miss == KNOWN_MISSES & {(r["kernel"], int(r["N"]), r["order"]) for r in rows}
+    by = {(r["kernel"], int(r["N"]), r["order"]): r for r in rows}
+    wrong = set()
+    for (k, n, a), ra in by.items():
+        for (k2, n2, b), rb in by.items():
+            if (k2, n2) != (k, n) or a == b:
+                continue
+            if float(ra["measured_dram_bytes_read"]) > 1.1 * float(rb["measured_dram_bytes_read"]):
+                if not float(ra["model_dram_bytes_read"]) > float(rb["model_dram_bytes_read"]):
+                    wrong.add((k, n, a, b))
+    assert wrong == KNOWN_RANK_MISSES
