@@ -45,8 +45,10 @@ def ideal_wavefronts(width: int) -> int:
 
 
 @njit(cache=True)
-def _wavefronts_batch(addrs, active, width, nbanks, bank_bytes, base_phases, is_load):
-    """Wavefronts of each row of ``addrs`` ((n, 32) byte addresses); inactive lanes are skipped."""
+def _wavefronts_batch(addrs, active, width, nbanks, bank_bytes, base_phases, is_load, ideal):
+    """Wavefronts of each row of ``addrs`` ((n, 32) byte addresses); inactive lanes are skipped. ``ideal`` (n,)
+    receives the wavefronts the same words would need with no two of a phase in one bank: ceil(words / banks)
+    per phase that has an active lane."""
     n = addrs.shape[0]
     out = np.zeros(n, dtype=np.int64)
     words_per_lane = max(1, width // bank_bytes)
@@ -65,6 +67,7 @@ def _wavefronts_batch(addrs, active, width, nbanks, bank_bytes, base_phases, is_
                 phases = base_phases // 2
         lanes_per_phase = WARP // phases
         total = 0
+        fewest = 0
         for p in range(phases):
             nseen = 0
             for b in range(nbanks):
@@ -90,7 +93,9 @@ def _wavefronts_batch(addrs, active, width, nbanks, bank_bytes, base_phases, is_
                     if count[bank] > best:
                         best = count[bank]
             total += best
+            fewest += -(-nseen // nbanks)
         out[i] = total
+        ideal[i] = fewest
     return out
 
 
@@ -136,10 +141,23 @@ def smem_wavefronts_batch(machine: GPUMachine, byte_addresses, width: int, activ
 
     Returns an int64 array of n wavefront counts (0 for an instruction with no active lane).
     """
+    return _batch(machine, byte_addresses, width, active, op)[0]
+
+
+def smem_fewest_wavefronts_batch(machine: GPUMachine, byte_addresses, width: int, active=None, op: str = "ld") -> np.ndarray:
+    """Wavefronts each instruction would need without bank conflicts, for the words it actually touches: per
+    phase, ceil(distinct words / banks). A broadcast needs 1 where ``ideal_wavefronts`` (a full warp of distinct
+    words) says up to 4, so ``wavefronts - fewest`` is the conflict count and never negative."""
+    return _batch(machine, byte_addresses, width, active, op)[1]
+
+
+def _batch(machine: GPUMachine, byte_addresses, width: int, active, op: str) -> tuple[np.ndarray, np.ndarray]:
     is_load = _is_load(op)
     a, m = _as_batch(byte_addresses, width, active)
     sm = machine.smem
-    return _wavefronts_batch(a, m, int(width), int(sm.banks), int(sm.bank_bytes), _phases(width), is_load)
+    ideal = np.zeros(a.shape[0], np.int64)
+    wf = _wavefronts_batch(a, m, int(width), int(sm.banks), int(sm.bank_bytes), _phases(width), is_load, ideal)
+    return wf, ideal
 
 
 def smem_wavefronts(machine: GPUMachine, byte_addresses, width: int, active=None, op: str = "ld") -> int:

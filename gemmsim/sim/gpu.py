@@ -37,7 +37,7 @@ from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
 from gemmsim.kernels.gpu import SPACE_SHARED, GPUKernelSpec, TensorCoreSpec
 from gemmsim.kernels.hopper import HopperSpec
 from gemmsim.machine.gpu import GPUMachine
-from gemmsim.models.banks import ideal_wavefronts, smem_wavefronts_batch
+from gemmsim.models.banks import ideal_wavefronts, smem_fewest_wavefronts_batch, smem_wavefronts_batch
 from gemmsim.models.coalesce import coalescing
 from gemmsim.models.gpu_memory import simulate_memory
 from gemmsim.models import sm_pipeline as sp
@@ -245,8 +245,9 @@ def _smem_per_step(m: GPUMachine, spec: GPUKernelSpec) -> tuple[float, float, fl
     wf = ideal = 0
     for w in np.unique(tr.width):
         sel = tr.select(tr.width == w)
-        wf += int(smem_wavefronts_batch(m, sel.addr.astype(np.int64), int(w), sel.lanes_active()).sum())
-        ideal += ideal_wavefronts(int(w)) * len(sel)
+        args = (m, sel.addr.astype(np.int64), int(w), sel.lanes_active())
+        wf += int(smem_wavefronts_batch(*args).sum())
+        ideal += int(smem_fewest_wavefronts_batch(*args).sum())  # of the words each instruction touches (broadcasts: 1)
     return wf / sample_steps, ideal / sample_steps, len(tr) / sample_steps
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from gemmsim.errors import KernelError
 from gemmsim.machine import load_machine
-from gemmsim.models.banks import bank_conflicts, smem_wavefronts, smem_wavefronts_batch
+from gemmsim.models.banks import bank_conflicts, smem_wavefronts, smem_fewest_wavefronts_batch, smem_wavefronts_batch
 
 VALIDATION = Path(__file__).resolve().parents[2] / "validation" / "h200"
 LANE = np.arange(32)
@@ -132,3 +132,26 @@ def test_exact_agreement_with_ncu_on_h200(h):
         measured = int(r["wavefronts"])
         assert smem_wavefronts(h, addrs, int(r["width"]), op=r["op"]) == measured, r["pattern"]
         assert naive_wavefronts(addrs, int(r["width"]), r["op"]) == measured, r["pattern"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(width=st.sampled_from([1, 2, 4, 8, 16]), span=st.sampled_from([1, 4, 64, 1024]), seed=st.integers(0, 2**32 - 1))
+def test_fewest_wavefronts_bound_the_conflicts_from_below(h, width, span, seed):
+    """The conflict-free count of the words an instruction touches never exceeds its wavefronts (so the conflict
+    count of a kernel is never negative), and equals them where no two distinct words of a phase share a bank."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, span, (64, 32)) * width
+    active = rng.random((64, 32)) < 0.9
+    wf = smem_wavefronts_batch(h, a, width, active)
+    fewest = smem_fewest_wavefronts_batch(h, a, width, active)
+    assert (fewest <= wf).all()
+    assert ((fewest >= 1) == active.any(axis=1)).all()
+
+
+def test_fewest_wavefronts_by_hand(h):
+    lanes = np.arange(32)
+    assert list(smem_fewest_wavefronts_batch(h, np.zeros((1, 32), np.int64), 4)) == [1]  # broadcast
+    assert list(smem_fewest_wavefronts_batch(h, (lanes * 4)[None], 4)) == [1]  # stride 1
+    assert list(smem_fewest_wavefronts_batch(h, (lanes * 128)[None], 4)) == [1]  # stride 32: 32 wavefronts, 1 without conflicts
+    assert list(smem_wavefronts_batch(h, (lanes * 128)[None], 4)) == [32]
+    assert list(smem_fewest_wavefronts_batch(h, (lanes * 16)[None], 16)) == [4]  # 512 distinct bytes: 4 phases of 128 B

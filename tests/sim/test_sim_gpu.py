@@ -165,3 +165,14 @@ def test_gemm_picks_a_skinny_tile_for_decode_and_is_not_compute_bound():
     row = simulate_gpu(a100, "gemm", M=1, N=4096, K=4096, dtype="bf16")
     assert row["bound"] != "compute"
     assert row["intensity_flop_per_byte"] == pytest.approx(1.0, rel=0.05)
+
+
+def test_smem_conflicts_count_only_conflicts():
+    """The tiled SGEMM's As[ty][k] loads are broadcasts and its Bs[k][tx] loads consecutive words: no conflicts (the
+    count was negative when the ideal assumed 32 distinct words per instruction). An unpadded, unswizzled
+    tensor-core tile conflicts."""
+    m = load_machine("a100")
+    r = simulate_gpu(m, "tiled_smem", M=256, N=256, K=256, dtype="fp32")
+    assert r["smem_conflicts"] == 0 and r["smem_wavefronts"] == r["smem_wavefronts_ideal"] > 0
+    r = simulate_gpu(m, "tensorcore", M=256, N=256, K=256, dtype="fp16", pad=0, swizzle=False)
+    assert r["smem_conflicts"] > 0 and r["smem_wavefronts"] == r["smem_wavefronts_ideal"] + r["smem_conflicts"]
