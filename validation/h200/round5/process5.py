@@ -5,7 +5,7 @@
 partition_map.csv: per SM, the fraction of the chain's lines that were slow (> 400 cycles, far-partition hits) when
 the SM walked the chain right after reference SM 0 (and SM 131) had walked it, its partition (0 = the reference
 SMs' own) and its cold (DRAM) median latency. order_wave_spread5.csv: as round3/order_wave_spread.csv, from the
-block-start traces at N = 3072 and 6144 (row, column) and 3072 and 4096 (grouped; order5.cu). dispatch_partition.csv: the partition of the SM each of a launch's first
+block-start traces at N = 3072 and 6144 (row, column) and 3072 and 4096 (grouped; order.cu with order5.patch). dispatch_partition.csv: the partition of the SM each of a launch's first
 blocks started on (first appearance of each SM in pid order), per traced launch.
 """
 

@@ -15,9 +15,10 @@ nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -o /tmp/order ../round3/order.cu
 for n in 3072 6144; do timeout 200 /tmp/order trace $n > "$OUT/order_trace_$n.csv" 2> "$OUT/order_trace_$n.err" || echo "trace $n failed"; done
 wc -l "$OUT"/order_trace_*.csv
 gzip -f "$OUT"/order_trace_*.csv
-# round 5b: block-start traces of the grouped order (order5.cu = order.cu tracing grouped only)
+# round 5b: block-start traces of the grouped order (order.cu with order5.patch: it traces the grouped order only)
 if [ -n "${GROUPED:-}" ]; then
-  nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -I../round3 -o /tmp/order5 order5.cu
+  cp ../round3/order.cu /tmp/order5.cu && patch -s /tmp/order5.cu order5.patch   # trace the grouped order only
+  nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -I../round3 -o /tmp/order5 /tmp/order5.cu
   for n in 3072 4096 6144; do timeout 200 /tmp/order5 trace $n > "$OUT/order_trace_grouped_$n.csv" 2> "$OUT/order_trace_grouped_$n.err" || echo "grouped trace $n failed"; done
   wc -l "$OUT"/order_trace_grouped_*.csv
   gzip -f "$OUT"/order_trace_grouped_*.csv
