@@ -209,11 +209,14 @@ class Hierarchy:
         self.levels: list[Cache] = levels
         self.tlbs: list[TLB] = tlbs
         self._memory = np.zeros(2, dtype=np.int64)
-        # Whether level i may trust what level i - 1 sends it (``Cache._feed``): single core (no invalidate
-        # records), and lines no shorter than the level above's -- every record a level sends lies within one of
-        # its own lines (a line, a victim line, a write-through or no-allocate store inside one line).
+        # One copy of every level and no coherence (one core, caches not replicated by hand): no invalidate
+        # records, and the memory counts follow from the last level's counters (_memory_counts).
+        self._single = self.cores == 1 and all(c.copies == 1 and c.coherence == "none" for c in levels)
+        # Whether level i may trust what level i - 1 sends it (``Cache._feed``): single, and lines no shorter than
+        # the level above's -- every record a level sends lies within one of its own lines (a line, a victim line,
+        # a write-through or no-allocate store inside one line).
         self._trusted = [False] + [
-            self.cores == 1 and levels[i - 1].line_bytes <= levels[i].line_bytes for i in range(1, len(levels))
+            self._single and levels[i - 1].line_bytes <= levels[i].line_bytes for i in range(1, len(levels))
         ]
 
     @classmethod
@@ -253,7 +256,7 @@ class Hierarchy:
         x = chunk
         for i, c in enumerate(self.levels):
             x = c._feed(x, i > 0 and self._trusted[i])
-        if self.cores > 1:
+        if not self._single:
             _count_memory(as_words(x), x.shape[0], self._memory)
 
     def _front_args(self) -> tuple | None:
@@ -280,7 +283,7 @@ class Hierarchy:
         x = l1_out
         for i, c in enumerate(self.levels[1:], 1):
             x = c._feed(x, self._trusted[i])
-        if self.cores > 1:
+        if not self._single:
             _count_memory(as_words(x), x.shape[0], self._memory)
 
     def run_fused(self, driver, fill_args: tuple, max_access_bytes: int, batch: int = 4096) -> bool:
@@ -409,7 +412,7 @@ class Hierarchy:
                 for c in levels:
                     x = c._feed(x)
                 if last:
-                    if self.cores > 1:
+                    if not self._single:
                         _count_memory(as_words(x), x.shape[0], self._memory)
                     return None
                 return x.copy()  # the level's buffer is reused by its next chunk
@@ -450,12 +453,13 @@ class Hierarchy:
             raise failures[0]
 
     def _memory_counts(self) -> tuple[int, int]:
-        """(line reads, line writes) reaching memory: the records the last level sent on. With several cores they
-        are counted as they leave (``_count_memory``); with one, the last level's counters say them exactly, by the
-        rules of ``gemmsim.models.cache``: a line load per miss that allocates, a line store per write-back, and
-        a store passed on per store under write-through (every one) or write-back without write-allocate (every
-        miss); a single core sends no invalidate records. This saves a pass over what the last level sends."""
-        if self.cores > 1:
+        """(line reads, line writes) reaching memory: the records the last level sent on. With several cores (or
+        copies of a level made by hand) they are counted as they leave (``_count_memory``); with one copy of each
+        level and no coherence, the last level's counters say them exactly, by the rules of
+        ``gemmsim.models.cache``: a line load per miss that allocates, a line store per write-back, and a store
+        passed on per store under write-through (every one) or write-back without write-allocate (every miss);
+        no invalidate records. This saves a pass over what the last level sends."""
+        if not self._single:
             return int(self._memory[0]), int(self._memory[1])
         last = self.levels[-1]
         c = last.counters()

@@ -119,3 +119,26 @@ def test_chain_with_trusted_lower_levels_matches_reference(lines, ways, policies
     got = h.counters()
     assert got["memory"] == memory
     assert [{k: v for k, v in lv.items() if k != "name"} for lv in got["levels"]] == [r.counters() for r in ref]
+
+
+@settings(max_examples=40, deadline=None)
+@given(trace=traces(), cores=st.sampled_from([2, 3]))
+def test_copies_made_by_hand_in_a_one_core_hierarchy_count_memory_as_they_leave(trace, cores):
+    """Private copies with coherence built by hand (``Cache.replicated``) inside ``Hierarchy(cores=1)``: invalidate
+    records reach a one-copy level, so no level trusts its input (it must skip them) and memory is counted record
+    by record; the reference agrees."""
+    from reference.ref_cache import run_chain
+
+    rng = np.random.default_rng(len(trace))
+    trace = [(a, s, k, int(c)) for (a, s, k, _), c in zip(trace, rng.integers(0, cores, len(trace)))]
+    l1 = Cache("L1", 4, 2, 32).replicated(cores, "source", True)  # sends invalidate records to a one-copy L2
+    l2 = Cache("L2", 4, 4, 64)
+    l3 = Cache("L3", 8, 4, 64)
+    h = Hierarchy([l1, l2, l3], cores=1)
+    assert not h._single and h._trusted == [False, False, False]
+    h.feed(chunk_of(trace) if trace else np.empty(0, dtype=ACCESS))
+    ref = [RefCache(4, 2, 32, copies=cores, coherence="source", forward=True), RefCache(4, 4, 64), RefCache(8, 4, 64)]
+    memory = run_chain(ref, trace)
+    got = h.counters()
+    assert got["memory"] == memory
+    assert [{k: v for k, v in lv.items() if k not in ("name", "per_core")} for lv in got["levels"]] == [r.counters() for r in ref]
