@@ -286,6 +286,12 @@ class TensorCoreParams(_RasterParams):
         "(cp.async and their address arithmetic): ncu's inst_executed of the kernel minus its copy-less twin's, per warp "
         "and k-step; default: only its cp.async instructions."
     )
+    fragment_trace: str | None = Field(
+        None, pattern=r"^\s*((L\d+:\d+\+\d+|H:\d+\+\d+,\d+\+\d+)\s*)*$",
+        description="One warp's ldmatrix and mma instructions of one k-step in issue order, as compiled (tokens "
+        "L<wavefronts>:<reg>+<n> and H:<reg>+<n>,<reg>+<n>, e.g. from the kernel's SASS): which mma waits for which "
+        "ldmatrix (gemmsim.models.sm_pipeline.fragment_groups); default: no fragment waits modelled."
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> "TensorCoreParams":
@@ -765,7 +771,8 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
         name=k.name, dtype=dtype, BM=p.BM, BN=p.BN, threads=warps * WARP, regs=regs, smem_bytes=smem, tensor=True, acc=acc,
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
         kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step,
-                           "warp_copy_instructions_per_step": p.warp_copy_instructions_per_step},
+                           "warp_copy_instructions_per_step": p.warp_copy_instructions_per_step,
+                           "fragment_trace": p.fragment_trace},
     )
 
 

@@ -149,6 +149,15 @@ class GPUMachine(MachineHeader):
         "the next FMA of the same chain; sets the rate of blocks with too few warps or independent chains to fill the "
         "SM (gemmsim.models.waves). null: such blocks are assumed to saturate the FMA pipes.",
     )
+    ldmatrix_latency_cycles: float | None = Field(
+        None, gt=0, description="Issue-to-use latency of a conflict-free ldmatrix.x4 (one warp, dependent chain), SM "
+        "cycles, measured: how long an mma waits for the fragment it reads (gemmsim.models.sm_pipeline.fragment_groups). "
+        "null: fragment waits are not modelled.",
+    )
+    ldmatrix_war_cycles: float | None = Field(
+        None, ge=0, description="Cycles from an mma.sync's issue to the issue of an ldmatrix that overwrites a fragment "
+        "register the mma reads (the register is free only once the mma has read it), measured. null: 0.",
+    )
     limits: SMLimits = Field(description="Per-SM and per-block resource limits.")
     smem: SharedMemory = Field(description="Shared memory.")
     l1: L1Cache = Field(description="Per-SM L1 data cache.")

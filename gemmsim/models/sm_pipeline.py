@@ -20,6 +20,12 @@ Resources of one SM:
   the same warps issue the copy and the MMAs from the same issue port, one after the other in their k-loop.
   A block of fewer than 4 warps leaves tensor pipes idle unless other blocks fill them; warps of several
   blocks on one SMSP queue for it.
+* fragment waits (``groups``, from :func:`fragment_groups`): where a kernel's ldmatrix / mma order is given, each
+  warp is simulated on its own: per group, its ldmatrix leave for the shared pipe, its first mma waits for their
+  data (the measured ldmatrix latency, after the wait for the mma still reading a reused fragment register, less
+  the warp's own mma in between) and then the group's mma and its share of other issue hold the warp's SMSP; the
+  warps on an SMSP queue for it, so other warps fill one warp's waits where they have work. Without ``groups`` a
+  block's warps hold their SMSPs for their whole step at once, as above.
 * one shared-memory (MIO) pipe: ``smem_clk`` cycles per block step (ldmatrix fragment reads and the copies'
   shared writes, one 128-byte wavefront per clock), running alongside the MMAs of the same step
   (double-buffered fragments) and queueing between blocks.
@@ -99,6 +105,8 @@ class StepCost:
     sub_partitions: int = 4
     epilogue_clk: float = 0.0  # once per tile, after the last step (C stores)
     queues: tuple = ()  # loaded latency: ((name, service_clk, multiplicity), ...) of the servers a copy passes (module doc)
+    groups: tuple = ()  # a warp's step as fragment groups ((ldmatrix wavefronts, mma, stall_clk, needs), ...): fragment_groups()
+    ldsm_latency_clk: float = 0.0  # with groups: an ldmatrix's registers are ready this long after it issued (unloaded)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -107,10 +115,20 @@ class StepCost:
             raise KernelError(f"steps, stages, warps and sub_partitions must be >= 1 (got {self.steps}, {self.stages}, "
                               f"{self.warps}, {self.sub_partitions})")
         for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "issue_clk", "copy_issue_clk", "warp_latency_clk",
+                     "ldsm_latency_clk",
                      "barrier_clk", "epilogue_clk"):
             v = getattr(self, name)
             if not (v >= 0 and math.isfinite(v)):
                 raise KernelError(f"{name} must be a finite number >= 0 (got {v!r})")
+        issued = 0
+        for g in self.groups:
+            ok = len(g) == 4 and all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in (*g[0], g[1], g[2]))
+            issued += len(g[0]) if ok else 0
+            if not ok or not all(isinstance(i, int) and 0 <= i < issued for i in g[3]):
+                raise KernelError(f"groups must be ((wavefronts, ...), mma, stall_clk, (ldmatrix index, ...)), numbers >= 0, "
+                                  f"indices of ldmatrix issued so far (got {g!r})")
+        if self.groups and not sum(g[1] for g in self.groups):
+            raise KernelError("groups hold no MMA")
         for q in self.queues:
             if len(q) != 3 or not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in q[1:]):
                 raise KernelError(f"queues must be (name, service_clk >= 0, multiplicity >= 0) (got {q!r})")
@@ -191,6 +209,70 @@ class PipelineTime:
         return max(self.parts, key=self.parts.get) if self.parts else "mma"
 
 
+def fragment_groups(trace: str, ldsm_latency_clk: float, war_clk: float, mma_issue_clk: float) -> tuple:
+    """A warp's k-step as fragment groups, from its ldmatrix / mma sequence (``trace``) and three measured times.
+
+    ``trace``: the warp's ldmatrix and mma instructions of one k-step in issue order (the compiled k-loop's, e.g.
+    from its SASS), space-separated tokens ``L<wf>:<reg>+<n>`` (an ldmatrix of ``wf`` shared-memory wavefronts
+    writing registers reg..reg+n-1) and ``H:<reg>+<n>,<reg>+<n>`` (an mma reading those registers; its accumulator
+    is not traced: every kernel here uses each accumulator once per group of 4-8 mma). One warp alone, in order:
+    an ldmatrix issues when the mma that last read its destination registers issued ``war_clk`` before (the
+    register is overwritten only after that mma has read it: a kernel that reuses one fragment register waits for
+    it); its registers are ready ``ldsm_latency_clk`` after it issued; an mma issues ``mma_issue_clk`` after the
+    warp's previous one, when its registers are ready. Every mma that has to wait for a register starts a group.
+
+    Returns ``((wavefronts, mma, stall_clk, needs), ...)``: the wavefronts of each ldmatrix issued since the previous
+    group started (they leave at this group's start), its mma count, how long its first mma waits beyond the end of
+    the warp's previous mma slot (alone: the exposed part of the ldmatrix latency, max(0, WAR wait + latency - the
+    warp's own mma issued in between)), and which ldmatrix (indices in issue order) its mma read first: under load
+    they must also have crossed the shared pipe. Other warps on the sub-partition fill the stalls where
+    they have work: :func:`pipeline_time` simulates the warps (``StepCost.groups``).
+    """
+    ready, lastread, writer = {}, {}, {}
+    t = hnext = 0.0
+    pending = []  # wavefronts of the ldmatrix issued since the current group started
+    used = set()  # ldmatrix whose data some group already waited for
+    groups = []
+    n_ld = 0
+    for tok in trace.split():
+        kind, _, body = tok.partition(":")
+        if kind.startswith("L"):
+            wf = float(kind[1:])
+            r0, n = (int(x) for x in body.split("+"))
+            regs = range(r0, r0 + n)
+            issue = max([t] + [lastread[r] + war_clk for r in regs if r in lastread])
+            for r in regs:
+                ready[r] = issue + ldsm_latency_clk
+                writer[r] = n_ld
+            pending.append(wf)
+            n_ld += 1
+            t = issue + 1.0
+        elif kind == "H":
+            srcs = set()
+            for op in body.split(","):
+                r0, n = (int(x) for x in op.split("+"))
+                srcs.update(range(r0, r0 + n))
+            rdy = max([0.0] + [ready[r] for r in srcs if r in ready])
+            issue = max(t, hnext, rdy)
+            if not groups or issue > hnext + 1e-9:  # waits beyond its mma slot: for data, or behind a blocked ldmatrix
+                groups.append([tuple(pending), 0, issue - hnext, []])
+                pending = []
+            g = groups[-1]
+            g[1] += 1
+            for i in sorted({writer[r] for r in srcs if r in writer} - used):  # the data this group's mma read
+                g[3].append(i)
+                used.add(i)
+            for r in srcs:
+                lastread[r] = issue
+            hnext = issue + mma_issue_clk
+            t = issue + 1.0
+        else:
+            raise KernelError(f"fragment trace token {tok!r}: expected L<wf>:<reg>+<n> or H:<reg>+<n>,<reg>+<n>")
+    if groups and pending:  # ldmatrix after the last mma (the next step's fragments): issued with the last group
+        groups[-1][0] = groups[-1][0] + tuple(pending)
+    return tuple((tuple(g[0]), float(g[1]), float(g[2]), tuple(g[3])) for g in groups)
+
+
 def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
     """simpy run of ``blocks`` identical blocks for ``steps`` steps each; (end time, summed parts)."""
     env = simpy.Environment()
@@ -213,12 +295,47 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
             yield from hold(port, cost.copy_clk)
         yield env.timeout(cost.copy_latency_clk)
 
+    groups = cost.groups
+    n_mma = sum(g[1] for g in groups)
+    if groups:  # a warp's MMAs (t_mma of the step), its other issue spread over its groups, its copy issue first
+        t_one = t_mma / n_mma
+        t_other = cost.issue_clk / len(groups)
+        mio_block = max(cost.smem_clk - cost.warps * sum(sum(g[0]) for g in groups), 0.0)
+
+    def ldsm(wf):
+        yield from hold(mio, wf)  # its wavefronts on the shared pipe, behind every other warp's
+        yield env.timeout(max(cost.ldsm_latency_clk - wf, 0.0))
+
+    def warp(s):
+        """One warp's step by fragment groups: its copy issue, then per group: its ldmatrix leave for the shared
+        pipe; its first mma waits until the end of its previous mma slot + the group's stall (the unloaded wait) and
+        until the ldmatrix it reads have their data (their queue on the shared pipe included); then the group's MMAs
+        and its share of other issue hold the warp's SMSP."""
+        loads = []
+        if cost.copy_issue_clk:
+            yield from hold(smsp[s], cost.copy_issue_clk)
+        for wfs, n, stall, needs in groups:
+            t0 = env.now
+            loads += [env.process(ldsm(wf)) for wf in wfs]
+            if needs:
+                yield env.all_of([loads[i] for i in needs])
+            if stall > env.now - t0:
+                yield env.timeout(stall - (env.now - t0))
+            yield from hold(smsp[s], n * t_one + t_other)
+        if loads:
+            yield env.all_of(loads)
+
     def compute(b):
         per = [0] * P
         for w in range(cost.warps):
             per[(b * cost.warps + w) % P] += 1
-        jobs = [env.process(hold(smsp[s], n * t_warp)) for s, n in enumerate(per) if n and t_warp > 0]
-        if cost.smem_clk > 0:
+        if groups:
+            jobs = [env.process(warp((b * cost.warps + w) % P)) for w in range(cost.warps)]
+            if mio_block > 0:
+                jobs.append(env.process(hold(mio, mio_block)))
+        else:
+            jobs = [env.process(hold(smsp[s], n * t_warp)) for s, n in enumerate(per) if n and t_warp > 0]
+        if cost.smem_clk > 0 and not groups:
             jobs.append(env.process(hold(mio, cost.smem_clk)))
         if cost.warp_latency_clk > 0:  # a warp's own dependent chain: it cannot finish sooner, whatever is free
             jobs.append(env.timeout(cost.warp_latency_clk))

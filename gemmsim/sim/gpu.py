@@ -354,6 +354,11 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       each k-step (no warp specialisation); a step also takes at least all its instructions x the ALU's
       dependent-issue latency (``fma_latency_cycles``, measured): each warp's instructions taken as one dependent
       chain, so few warps per sub-partition leave issue slots idle;
+    * fragment waits (multistage, where the kernel gives ``fragment_trace`` -- its ldmatrix / mma order, e.g. from
+      the SASS -- and the machine ``ldmatrix_latency_cycles``): a warp's step as groups of mma that wait for their
+      ldmatrix (``sm_pipeline.fragment_groups``: the measured ldmatrix latency, the wait before an ldmatrix may
+      overwrite a register an mma reads, the mma.sync rate), simulated warp by warp, so other warps on the SMSP fill
+      the waits where they have work;
     * warp-specialised (TMA + wgmma): no block barrier, no issue term (a few wgmma per k-step), no ldmatrix (wgmma reads shared memory itself), the
       consumer warpgroups' warps;
     * epilogue: the C tile's bytes at the SM's L2 share, plus one L2 latency;
@@ -364,11 +369,19 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     """
     hopper = isinstance(spec, HopperSpec)
     issue = copy_issue = chain = 0.0
+    groups = ()
     if not hopper:
         compute = spec.warp_compute_instructions_per_step()
         copy_issue = spec.warp_copy_instructions_per_step()
         issue = max(compute - spec.mma_per_warp_per_stage, 0.0)  # the MMAs hold the SMSP at the tensor rate (mma_clk)
         chain = (compute + copy_issue) * (m.fma_latency_cycles or 1.0)
+        trace = (spec.extra or {}).get("fragment_trace")
+        if trace and m.ldmatrix_latency_cycles:  # which mma waits for which ldmatrix, at the measured latencies
+            t_one = mma_clk * m.limits.sub_partitions / spec.warps / spec.mma_per_warp_per_stage
+            groups = sp.fragment_groups(trace, m.ldmatrix_latency_cycles, m.ldmatrix_war_cycles or 0.0, t_one)
+            if sum(g[1] for g in groups) != spec.mma_per_warp_per_stage:
+                raise KernelError(f"fragment_trace holds {sum(g[1] for g in groups):.0f} mma, the warp tile "
+                                  f"{spec.WM}x{spec.WN}x{spec.BK} needs {spec.mma_per_warp_per_stage} per k-step")
     copy = transfer_clk * active_sms / m.sms
     if m.async_copy_bytes_per_clk_warp:  # the copying warps' limit (measured per warp), else the per-block one
         share = blocks_per_sm * spec.warps * m.async_copy_bytes_per_clk_warp
@@ -393,7 +406,8 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
         barrier_clk=0.0 if hopper else m.l1.hit_latency_cycles, kind="warp_specialized" if hopper else "multistage",
         sub_partitions=m.limits.sub_partitions,
         epilogue_clk=m.l2.hit_latency_cycles + spec.BM * spec.BN * spec.elem / (l2_bpc * m.sms / active_sms),
-        queues=tuple(queues),
+        queues=tuple(queues), groups=groups,
+        ldsm_latency_clk=(m.ldmatrix_latency_cycles or 0.0) if groups else 0.0,
     )
 
 

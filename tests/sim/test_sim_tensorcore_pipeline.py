@@ -133,3 +133,30 @@ def test_default_counts_are_the_kernels_own_instructions():
     assert spec.warp_compute_instructions_per_step() == 12 + 32
     assert spec.warp_copy_instructions_per_step() == 4
     assert spec.warp_instructions_per_step() == 48
+
+
+def _reuse_trace(mi: int, ni: int, k16: int) -> str:
+    """A warp's k-step that reloads one A fragment register before every group of ``ni`` mma (the copy-less twins'
+    SASS, validation/h200/round4): per k16 the B fragments (ni / 2 ldmatrix.x4) and A, then per A row its ni mma."""
+    toks = []
+    for _ in range(k16):
+        toks += ["L4:0+4"] + [f"L4:{8 + 4 * j}+4" for j in range(ni // 2)]
+        for a in range(mi):
+            if a:
+                toks.append("L4:0+4")
+            toks += [f"H:0+4,{8 + 2 * j}+2" for j in range(ni)]
+    return " ".join(toks)
+
+
+def test_a_reused_fragment_register_slows_the_compute_phase_only_with_the_measured_latencies():
+    kw = dict(stages=1, WM=64, WN=64, warp_instructions_per_step=100.0, warp_copy_instructions_per_step=0.0)
+    trace = _reuse_trace(4, 8, 2)  # 64 mma per warp and k-step
+    plain, waits = tc("h200", **kw), tc("h200", **kw, fragment_trace=trace)
+    assert waits["pipe_step_clk"] > plain["pipe_step_clk"]  # 8 exposed ldmatrix waits per warp, few warps to hide them
+    off = load_machine("h200").model_copy(update={"ldmatrix_latency_cycles": None})
+    assert tc(off, **kw, fragment_trace=trace)["pipe_step_clk"] == pytest.approx(plain["pipe_step_clk"], rel=1e-9)
+
+
+def test_a_fragment_trace_with_the_wrong_mma_count_is_refused():
+    with pytest.raises(KernelError):
+        tc("h200", stages=3, WM=64, WN=64, fragment_trace=_reuse_trace(4, 4, 2))

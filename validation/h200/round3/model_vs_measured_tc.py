@@ -131,10 +131,78 @@ def executed_counts() -> dict:
     return {(k, S): (v0, ex[(k, "1", S)] - v0) for (k, c, S), v0 in ex.items() if c == "0" and (k, "1", S) in ex}
 
 
+SASS4 = HERE.parent / "round4" / "run2_raw.tar.gz"  # raw/sass_mma_pipe4.txt: the SASS of every round-4 kernel
+
+
+def fragment_trace(body: list[str], mma_per_step: int) -> str:
+    """One warp's ldmatrix / mma sequence of one k-step (``sm_pipeline.fragment_groups``' tokens) from a k-loop's SASS
+    lines: the first segment between block barriers that holds the step's ``mma_per_step`` HMMAs (a loop unrolled
+    over several steps has one such segment per step)."""
+    import re
+
+    segs, cur = [], []
+    for t in body + body:  # the loop is a cycle: a step may wrap around its end
+        t = re.sub(r"^@!?U?P\w+\s+", "", t)
+        if t.startswith("BAR.SYNC"):
+            segs.append(cur)
+            cur = []
+            continue
+        m = re.match(r"LDSM\.16\.M88(?:\.(\d))?\S* R(\d+),", t)
+        if m:
+            n = int(m.group(1) or 1)
+            cur.append(f"L{n}:{m.group(2)}+{n}")  # .x4 = 4 wavefronts when conflict-free (padded rows)
+            continue
+        m = re.match(r"HMMA\.16816\S* R\d+, R(\d+)(?:\.reuse)?, R(\d+)", t)
+        if m:
+            cur.append(f"H:{m.group(1)}+4,{m.group(2)}+2")
+    for seg in segs[1:]:  # whole segments only (each starts at a barrier)
+        if sum(x.startswith("H") for x in seg) == mma_per_step:
+            return " ".join(seg)
+    # ptxas moved some of a step's HMMAs past the next barrier (64x64 twins, S = 1, 2): from a barrier on, the
+    # step's first mma_per_step HMMAs and the ldmatrix among them
+    flat = [x for seg in segs[1:] for x in seg]
+    hs = [k for k, x in enumerate(flat) if x.startswith("H")]
+    if len(hs) >= mma_per_step:
+        return " ".join(flat[:hs[mma_per_step - 1] + 1])
+    raise ValueError(f"no k-step segment with {mma_per_step} HMMA")
+
+
+def fragment_traces() -> dict:
+    """{(kernel, copy, S): fragment trace} from round 4's SASS (the k-loop: longest backward branch holding HMMA);
+    {} without the archive."""
+    import re
+    import tarfile
+
+    if not SASS4.exists():
+        return {}
+    with tarfile.open(SASS4) as tar:
+        sass = tar.extractfile("raw/sass_mma_pipe4.txt").read().decode()
+    out = {}
+    for part in re.split(r"\n\s*Function : ", sass)[1:]:
+        m = re.search(r"mma_gemmILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELb([01])", part.split("\n", 1)[0])
+        if not m:
+            continue
+        BM, BN, BK, wm, wn, S, cp = (int(x) for x in m.groups())
+        ins = [(int(a, 16), t.strip()) for a, t in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", part)]
+        index = {a: k for k, (a, _) in enumerate(ins)}
+        loops = []
+        for k, (a, t) in enumerate(ins):
+            b = re.search(r"BRA .*?(0x[0-9a-f]+)", t)
+            if b and int(b.group(1), 16) < a and int(b.group(1), 16) in index:
+                i0 = index[int(b.group(1), 16)]
+                if any("HMMA" in x for _, x in ins[i0:k + 1]):
+                    loops.append((i0, k))
+        i0, i1 = max(loops, key=lambda x: x[1] - x[0])
+        mma = (BM // wm // 16) * (BN // wn // 8) * (BK // 16)
+        out[(f"mma_{BM}x{BN}_w{wm}x{wn}", cp, S)] = fragment_trace([t for _, t in ins[i0:i1 + 1]], mma)
+    return out
+
+
 def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
     out = []
     sass = sass_counts(data)
     executed = executed_counts()
+    traces = fragment_traces()
     for name in STAGE_FILES:
         if not (data / name).exists():
             continue
@@ -145,7 +213,8 @@ def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
             M, N, K = (int(r[k]) for k in ("M", "N", "K"))
             compute, copy = executed[(name, S)]  # executed, per warp and k-step (ncu, round 4)
             params = dict(BM=BM, BN=BN, BK=BK, WM=BM // wm, WN=BN // wn, stages=S, regs=int(r["regs"]), pad=8,
-                          warp_instructions_per_step=compute, warp_copy_instructions_per_step=copy, max_blocks=264)
+                          warp_instructions_per_step=compute, warp_copy_instructions_per_step=copy, max_blocks=264,
+                          fragment_trace=traces.get((name, 1, S)))
             mhz = float(r["sm_mhz"])
             row = dict(kernel=name, BM=BM, BN=BN, warps=int(r["warps"]), stages=S, M=M, N=N, K=K, sm_mhz=mhz,
                        sass_loop_instructions=sass.get((BM, BN, wm, wn, S), (SASS_LOOP[name],))[0],
@@ -183,6 +252,7 @@ def twin_rows(h) -> list[dict]:
     if not PIPE4.exists():
         return []
     executed = executed_counts()
+    traces = fragment_traces()
     seen = {}
     orig = sg._pipeline_cost
 
@@ -203,7 +273,8 @@ def twin_rows(h) -> list[dict]:
             compute, _ = executed[(name, S)]
             at = simulate_gpu(machine_at(h, mhz), "tensorcore", M=M, N=N, K=K, dtype="fp16", BM=BM, BN=BN, BK=BK,
                               WM=BM // wm, WN=BN // wn, stages=S, regs=int(r["regs"]), pad=8,
-                              warp_instructions_per_step=compute, warp_copy_instructions_per_step=0.0, max_blocks=264)
+                              warp_instructions_per_step=compute, warp_copy_instructions_per_step=0.0, max_blocks=264,
+                              fragment_trace=traces.get((name, 0, S)))
             c = seen["cost"]
             stage_bytes = (BM + BN) * BK * 2  # the copies' shared writes: one 128-byte wavefront per 128 bytes
             twin = replace(c, copy_clk=0.0, copy_latency_clk=0.0, queues=(), copy_issue_clk=0.0,
