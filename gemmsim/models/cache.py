@@ -678,186 +678,208 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
     The state arrays hold ``copies`` caches one after the other (row = copy * sets + set). A dropped copy's way
     gets fingerprint 0, tag -1 and the oldest rank, so it is the next one filled. ``out`` has room for
     2 + copies records per access. Returns (next access, records written), stopping before an access that spans
-    lines.
+    lines. Indices are unsigned, as in ``_small_body`` (a signed index costs a wrap-around test).
     """
     pow2 = (sets & (sets - 1)) == 0
-    mask = sets - 1
-    nw = (ways + 7) >> 3
-    u4 = np.uint64(4)
-    wmask = np.uint64(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((np.uint64(1) << np.uint64(4 * ways)) - np.uint64(1))
+    mask = _U(sets - 1)
+    usets = _U(sets)
+    uways = _U(ways)
+    ucopies = _U(copies)
+    nw = _U((ways + 7) >> 3)
+    u4 = _U(4)
+    sh = _U(shift)
+    wmask = _U(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((_U(1) << _U(4 * ways)) - _U(1))
     unused = ~wmask
-    old_rank = np.uint64(4 * (ways - 1))
-    line_word = np.uint64(1) << np.uint64(shift)
-    store_bit = np.uint64(1) << np.uint64(32)
-    rng = np.uint64(st[1])
-    w = 0
-    run_ln = np.int64(-1)  # the line the previous record left cached in copy run_cp (-1: none)
-    run_cp = np.int64(0)
+    old_rank = _U(4 * (ways - 1))
+    line_word = _U(1) << sh
+    store_bit = _U(1) << _U(32)
+    inval_bit = _U(2) << _U(32)
+    none = _U(0xFFFFFFFFFFFFFFFF)
+    rng = _U(st[1])
+    w = _U(0)
+    run_ln = none  # the line the previous record left cached in copy run_cp (all ones: none)
+    run_cp = _U(0)
     for i in range(start, n):
-        a = np.int64(inp[2 * i])
-        meta = inp[2 * i + 1]
-        ln = a >> shift
-        last = (a + max(np.int64(meta & _M32), 1) - 1) >> shift
-        kind = (meta >> np.uint64(32)) & np.uint64(0xFF)
-        if kind != 2 and last != ln:
+        ui = _U(i)
+        a = inp[_U(2) * ui]
+        meta = inp[_U(2) * ui + _U(1)]
+        ln = a >> sh
+        size = meta & _M32
+        last = (a + size - _U(size != _U(0))) >> sh
+        kind = (meta >> _U(32)) & _U(0xFF)
+        if kind != _U(2) and last != ln:
             st[1] = np.int64(rng)
-            return i, w
-        core_word = meta & np.uint64(0xFF0000000000)
-        c = np.int64(core_word >> np.uint64(40))
-        cp = c if copies > 1 else 0
-        if kind == 0 and ln == run_ln and cp == run_cp:
+            return i, np.int64(w)
+        core_word = meta & _U(0xFF0000000000)
+        cp = (core_word >> _U(40)) if copies > 1 else _U(0)
+        if kind == _U(0) and ln == run_ln and cp == run_cp:
             # A load right after this core's own access to the line, which left it cached and most recent in its
             # copy; nothing came in between: a hit that changes nothing.
-            cnt[cp, 0] += 1
+            cnt[cp, _U(0)] += 1
             continue
-        run_ln = -1
-        s = (ln & mask) if pow2 else (ln % sets)
-        fp = np.uint64(2) + ((np.uint64(ln) * _FPMUL) >> np.uint64(57))
+        run_ln = none
+        sln = np.int64(ln)
+        s = (ln & mask) if pow2 else (ln % usets)
+        fp = _U(2) + ((ln * _FPMUL) >> _U(57))
         q = fp * _ONES8
-        if kind == 2 or (kind != 0 and coherence == 1):
+        if kind == _U(2) or (kind != _U(0) and coherence == 1):
             # Write-invalidate: an invalidate record from the level above (core c wrote these lines), or a store
             # at the first private level. Every other core's copy goes; a dirty one is written back first.
             if coherence != 0:
-                for l in range(ln, last + 1):
-                    sl = (l & mask) if pow2 else (l % sets)
-                    ql = (np.uint64(2) + ((np.uint64(l) * _FPMUL) >> np.uint64(57))) * _ONES8
-                    for d in range(copies):
+                l = ln
+                while l <= last:
+                    sl_ = np.int64(l)
+                    sl = (l & mask) if pow2 else (l % usets)
+                    ql = (_U(2) + ((l * _FPMUL) >> _U(57))) * _ONES8
+                    d = _U(0)
+                    while d < ucopies:
                         if d == cp:
+                            d += _U(1)
                             continue
-                        row = d * sets + sl
-                        base = row * ways
-                        k = -1
-                        for j in range(nw):
+                        row = d * usets + sl
+                        base = row * uways
+                        k = _U(0)
+                        got = False
+                        j = _U(0)
+                        while j < nw and not got:
                             x = fpw[row * nw + j] ^ ql
                             m = (x - _ONES8) & ~x & _HIGH8
                             while m:
-                                kk = j * 8 + np.int64(trailing_zeros(m) >> 3)
-                                if tags[base + kk] == l:
+                                kk = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
+                                if tags[base + kk] == sl_:
                                     k = kk
+                                    got = True
                                     break
-                                m &= m - np.uint64(1)
-                            if k >= 0:
-                                break
-                        if k < 0:
-                            continue
-                        cnt[d, 6] += 1
-                        if dirty[base + k]:
-                            cnt[d, 4] += 1
-                            out[2 * w] = np.uint64(l << shift)
-                            out[2 * w + 1] = line_word | store_bit | (np.uint64(d) << np.uint64(40))
-                            w += 1
-                            dirty[base + k] = 0
-                        tags[base + k] = -1
-                        fi = row * nw + (k >> 3)
-                        fpw[fi] &= ~(np.uint64(0xFF) << np.uint64(8 * (k & 7)))
-                        if policy != 2:
-                            # The freed way becomes the oldest rank.
-                            o = order[row]
-                            y = o ^ (np.uint64(k) * _ONES4)
-                            p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
-                            hp = p + u4
-                            high = (o >> hp) if hp < np.uint64(64) else np.uint64(0)
-                            o = (o & ((np.uint64(1) << p) - np.uint64(1))) | (high << p)
-                            o = (o & ~(np.uint64(15) << old_rank)) | (np.uint64(k) << old_rank)
-                            order[row] = (o & wmask) | unused
+                                m &= m - _U(1)
+                            j += _U(1)
+                        if got:
+                            cnt[d, _U(6)] += 1
+                            if dirty[base + k]:
+                                cnt[d, _U(4)] += 1
+                                out[_U(2) * w] = l << sh
+                                out[_U(2) * w + _U(1)] = line_word | store_bit | (d << _U(40))
+                                w += _U(1)
+                                dirty[base + k] = 0
+                            tags[base + k] = -1
+                            fi = row * nw + (k >> _U(3))
+                            fpw[fi] &= ~(_U(0xFF) << (_U(8) * (k & _U(7))))
+                            if policy != 2:
+                                # The freed way becomes the oldest rank.
+                                o = order[row]
+                                y = o ^ (k * _ONES4)
+                                p = _U(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & _U(0x3C)
+                                hp = p + u4
+                                high = (o >> hp) if hp < _U(64) else _U(0)
+                                o = (o & ((_U(1) << p) - _U(1))) | (high << p)
+                                o = (o & ~(_U(15) << old_rank)) | (k << old_rank)
+                                order[row] = (o & wmask) | unused
+                        d += _U(1)
+                    l += _U(1)
                 if forward:
                     # Pass the record on as received; a store at the first private level announces its line.
-                    if kind == 2:
-                        out[2 * w] = np.uint64(a)
-                        out[2 * w + 1] = meta
+                    if kind == _U(2):
+                        out[_U(2) * w] = a
+                        out[_U(2) * w + _U(1)] = meta
                     else:
-                        out[2 * w] = np.uint64(ln << shift)
-                        out[2 * w + 1] = line_word | (np.uint64(2) << np.uint64(32)) | core_word
-                    w += 1
-            if kind == 2:
+                        out[_U(2) * w] = ln << sh
+                        out[_U(2) * w + _U(1)] = line_word | inval_bit | core_word
+                    w += _U(1)
+            if kind == _U(2):
                 continue
-        store = kind != 0
-        row = cp * sets + s
-        base = row * ways
+        store = kind != _U(0)
+        row = cp * usets + s
+        base = row * uways
         o = order[row]
-        hit = -1
+        hit = _U(0)
+        found = False
         front = False
         if policy != 2:
-            w0 = np.int64(o & np.uint64(15))
-            if tags[base + w0] == ln:
+            w0 = o & _U(15)
+            if tags[base + w0] == sln:
                 hit = w0
+                found = True
                 front = True
-        if hit < 0:
-            for j in range(nw):
+        if not found:
+            j = _U(0)
+            while j < nw and not found:
                 x = fpw[row * nw + j] ^ q
                 m = (x - _ONES8) & ~x & _HIGH8
                 while m:
-                    k = j * 8 + np.int64(trailing_zeros(m) >> 3)
-                    if tags[base + k] == ln:
+                    k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
+                    if tags[base + k] == sln:
                         hit = k
+                        found = True
                         break
-                    m &= m - np.uint64(1)
-                if hit >= 0:
-                    break
+                    m &= m - _U(1)
+                j += _U(1)
         through = False
-        if hit >= 0:
+        if found:
             run_ln = ln
             run_cp = cp
             if policy == 0 and not front:
-                y = o ^ (np.uint64(hit) * _ONES4)
-                p = np.uint64(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & np.uint64(0x3C)
+                y = o ^ (hit * _ONES4)
+                p = _U(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & _U(0x3C)
                 hp = p + u4
-                high = ((o >> hp) << hp) if hp < np.uint64(64) else np.uint64(0)
-                order[row] = high | ((o & ((np.uint64(1) << p) - np.uint64(1))) << u4) | np.uint64(hit)
+                high = ((o >> hp) << hp) if hp < _U(64) else _U(0)
+                order[row] = high | ((o & ((_U(1) << p) - _U(1))) << u4) | hit
             if store:
-                cnt[cp, 2] += 1
+                cnt[cp, _U(2)] += 1
                 if write_back:
                     dirty[base + hit] = 1
                 else:
                     through = True
             else:
-                cnt[cp, 0] += 1
+                cnt[cp, _U(0)] += 1
         else:
             if store:
-                cnt[cp, 3] += 1
+                cnt[cp, _U(3)] += 1
             else:
-                cnt[cp, 1] += 1
+                cnt[cp, _U(1)] += 1
             if store and not write_allocate:
                 through = True
             else:
-                out[2 * w] = np.uint64(ln << shift)
-                out[2 * w + 1] = line_word | core_word
-                w += 1
+                out[_U(2) * w] = ln << sh
+                out[_U(2) * w + _U(1)] = line_word | core_word
+                w += _U(1)
+                v = _U(0)
                 if policy == 2:
-                    v = -1
-                    for k in range(ways):
-                        if tags[base + k] < 0:
-                            v = k
+                    v = uways
+                    for kk in range(ways):
+                        if tags[base + _U(kk)] < 0:
+                            v = _U(kk)
                             break
-                    if v < 0:
-                        rng = _xorshift(rng)
-                        v = np.int64(rng % np.uint64(ways))
+                    if v == uways:
+                        rng ^= rng << _U(13)
+                        rng ^= rng >> _U(7)
+                        rng ^= rng << _U(17)
+                        v = rng % uways
                 else:
-                    v = np.int64((o >> old_rank) & np.uint64(15))
-                    order[row] = (((o << u4) | np.uint64(v)) & wmask) | unused
-                vt = tags[base + v]
+                    v = (o >> old_rank) & _U(15)
+                    order[row] = (((o << u4) | v) & wmask) | unused
+                at = base + v
+                vt = tags[at]
                 if vt >= 0:
-                    cnt[cp, 5] += 1
-                    if dirty[base + v]:
-                        cnt[cp, 4] += 1
-                        out[2 * w] = np.uint64(vt << shift)
-                        out[2 * w + 1] = line_word | core_word | store_bit
-                        w += 1
-                tags[base + v] = ln
+                    cnt[cp, _U(5)] += 1
+                    if dirty[at]:
+                        cnt[cp, _U(4)] += 1
+                        out[_U(2) * w] = _U(vt) << sh
+                        out[_U(2) * w + _U(1)] = line_word | core_word | store_bit
+                        w += _U(1)
+                tags[at] = sln
                 run_ln = ln
                 run_cp = cp
-                dirty[base + v] = 1 if (store and write_back) else 0
-                fi = row * nw + (v >> 3)
-                sb = np.uint64(8 * (v & 7))
-                fpw[fi] = (fpw[fi] & ~(np.uint64(0xFF) << sb)) | (fp << sb)
+                dirty[at] = 1 if (store and write_back) else 0
+                fi = row * nw + (v >> _U(3))
+                sb = _U(8) * (v & _U(7))
+                fpw[fi] = (fpw[fi] & ~(_U(0xFF) << sb)) | (fp << sb)
                 through = store and not write_back
         if through:
             size = meta & _M32
-            out[2 * w] = np.uint64(a)
-            out[2 * w + 1] = (size + np.uint64(size == 0)) | core_word | store_bit
-            w += 1
+            out[_U(2) * w] = a
+            out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
+            w += _U(1)
     st[1] = np.int64(rng)
-    return n, w
+    return n, np.int64(w)
 
 
 def split_lines(chunk: np.ndarray, line_bytes: int) -> np.ndarray:
@@ -892,126 +914,158 @@ def _run_any(inp, start, n, tags, dirty, stamps, mru, cnt, st, sets, ways, shift
     ``tags[(copy*sets + set)*ways + way]`` (line number, -1 when invalid), ``dirty``, ``stamps`` (time of the last
     use for LRU, of insertion for FIFO; 0 when invalid, so invalid ways are taken first), ``mru[copy*sets + set]``
     (the way used last, looked at first); st = [clock, rng]. ``out`` has room for 2 + copies records per access.
+    Indices are unsigned, as in ``_small_body``.
     """
-    line_bytes = np.int64(1) << shift
     pow2 = (sets & (sets - 1)) == 0
-    mask = sets - 1
+    mask = _U(sets - 1)
+    usets = _U(sets)
+    uways = _U(ways)
+    ucopies = _U(copies)
+    sh = _U(shift)
+    line_word = _U(1) << sh
+    store_bit = _U(1) << _U(32)
+    inval_bit = _U(2) << _U(32)
     clock = st[0]
-    rng = np.uint64(st[1])
-    w = 0
+    rng = _U(st[1])
+    w = _U(0)
     for i in range(start, n):
-        a = np.int64(inp[2 * i])
-        meta = inp[2 * i + 1]
-        ln = a >> shift
-        last = (a + max(np.int64(meta & _M32), 1) - 1) >> shift
-        kind = np.int64((meta >> np.uint64(32)) & np.uint64(0xFF))
-        if kind != 2 and last != ln:
+        ui = _U(i)
+        a = inp[_U(2) * ui]
+        meta = inp[_U(2) * ui + _U(1)]
+        ln = a >> sh
+        size = meta & _M32
+        last = (a + size - _U(size != _U(0))) >> sh
+        kind = (meta >> _U(32)) & _U(0xFF)
+        if kind != _U(2) and last != ln:
             st[0] = clock
             st[1] = np.int64(rng)
-            return i, w
-        c = np.int64((meta >> np.uint64(40)) & np.uint64(0xFF))
-        cp = c if copies > 1 else 0
-        s = (ln & mask) if pow2 else (ln % sets)
-        if kind == 2 or (kind != 0 and coherence == 1):
+            return i, np.int64(w)
+        core_word = meta & _U(0xFF0000000000)
+        cp = (core_word >> _U(40)) if copies > 1 else _U(0)
+        s = (ln & mask) if pow2 else (ln % usets)
+        if kind == _U(2) or (kind != _U(0) and coherence == 1):
             # Write-invalidate: an invalidate record from the level above (core c wrote these lines), or a store
             # at the first private level. Every other core's copy goes; a dirty one is written back first.
             if coherence != 0:
-                for l in range(ln, last + 1):
-                    sl = (l & mask) if pow2 else (l % sets)
-                    for d in range(copies):
-                        if d == cp:
-                            continue
-                        base = (d * sets + sl) * ways
-                        for k in range(ways):
-                            if tags[base + k] == l:
-                                cnt[d, 6] += 1
-                                if dirty[base + k]:
-                                    cnt[d, 4] += 1
-                                    _rec(out, w, l << shift, line_bytes, 1, d)
-                                    w += 1
-                                    dirty[base + k] = 0
-                                tags[base + k] = -1
-                                stamps[base + k] = 0
-                                break
+                l = ln
+                while l <= last:
+                    sl_ = np.int64(l)
+                    sl = (l & mask) if pow2 else (l % usets)
+                    d = _U(0)
+                    while d < ucopies:
+                        if d != cp:
+                            base = (d * usets + sl) * uways
+                            k = _U(0)
+                            while k < uways:
+                                if tags[base + k] == sl_:
+                                    cnt[d, _U(6)] += 1
+                                    if dirty[base + k]:
+                                        cnt[d, _U(4)] += 1
+                                        out[_U(2) * w] = l << sh
+                                        out[_U(2) * w + _U(1)] = line_word | store_bit | (d << _U(40))
+                                        w += _U(1)
+                                        dirty[base + k] = 0
+                                    tags[base + k] = -1
+                                    stamps[base + k] = 0
+                                    break
+                                k += _U(1)
+                        d += _U(1)
+                    l += _U(1)
                 if forward:
                     # Pass the record on as received; a store at the first private level announces its line.
-                    if kind == 2:
-                        _rec(out, w, a, meta & _M32, 2, c)
+                    if kind == _U(2):
+                        out[_U(2) * w] = a
+                        out[_U(2) * w + _U(1)] = size | inval_bit | core_word
                     else:
-                        _rec(out, w, ln << shift, line_bytes, 2, c)
-                    w += 1
-            if kind == 2:
+                        out[_U(2) * w] = ln << sh
+                        out[_U(2) * w + _U(1)] = line_word | inval_bit | core_word
+                    w += _U(1)
+            if kind == _U(2):
                 continue
-        store = kind != 0
+        store = kind != _U(0)
+        sln = np.int64(ln)
         clock += 1
-        row = cp * sets + s
-        base = row * ways
-        hit = mru[row]
-        if tags[base + hit] != ln:
-            hit = -1
-            for k in range(ways):
-                if tags[base + k] == ln:
+        row = cp * usets + s
+        base = row * uways
+        hit = _U(mru[row])
+        found = tags[base + hit] == sln
+        if not found:
+            k = _U(0)
+            while k < uways:
+                if tags[base + k] == sln:
                     hit = k
+                    found = True
                     break
+                k += _U(1)
         through = False
-        if hit >= 0:
-            mru[row] = hit
+        if found:
+            mru[row] = np.int64(hit)
             if policy == 0:
                 stamps[base + hit] = clock
             if store:
-                cnt[cp, 2] += 1
+                cnt[cp, _U(2)] += 1
                 if write_back:
                     dirty[base + hit] = 1
                 else:
                     through = True
             else:
-                cnt[cp, 0] += 1
+                cnt[cp, _U(0)] += 1
         else:
             if store:
-                cnt[cp, 3] += 1
+                cnt[cp, _U(3)] += 1
             else:
-                cnt[cp, 1] += 1
+                cnt[cp, _U(1)] += 1
             if store and not write_allocate:
                 through = True
             else:
                 # Fetch the line from the next level first, then deal with the victim.
-                _rec(out, w, ln << shift, line_bytes, 0, c)
-                w += 1
-                v = 0
+                out[_U(2) * w] = ln << sh
+                out[_U(2) * w + _U(1)] = line_word | core_word
+                w += _U(1)
+                v = _U(0)
                 if policy == 2:
-                    v = -1
-                    for k in range(ways):
+                    v = uways
+                    k = _U(0)
+                    while k < uways:
                         if tags[base + k] < 0:
                             v = k
                             break
-                    if v < 0:
-                        rng = _xorshift(rng)
-                        v = np.int64(rng % np.uint64(ways))
+                        k += _U(1)
+                    if v == uways:
+                        rng ^= rng << _U(13)
+                        rng ^= rng >> _U(7)
+                        rng ^= rng << _U(17)
+                        v = rng % uways
                 else:
                     best = stamps[base]
-                    for k in range(1, ways):
+                    k = _U(1)
+                    while k < uways:
                         if stamps[base + k] < best:
                             best = stamps[base + k]
                             v = k
-                vt = tags[base + v]
+                        k += _U(1)
+                at = base + v
+                vt = tags[at]
                 if vt >= 0:
-                    cnt[cp, 5] += 1
-                    if dirty[base + v]:
-                        cnt[cp, 4] += 1
-                        _rec(out, w, vt << shift, line_bytes, 1, c)
-                        w += 1
-                tags[base + v] = ln
-                stamps[base + v] = clock
-                dirty[base + v] = 1 if (store and write_back) else 0
-                mru[row] = v
+                    cnt[cp, _U(5)] += 1
+                    if dirty[at]:
+                        cnt[cp, _U(4)] += 1
+                        out[_U(2) * w] = _U(vt) << sh
+                        out[_U(2) * w + _U(1)] = line_word | core_word | store_bit
+                        w += _U(1)
+                tags[at] = sln
+                stamps[at] = clock
+                dirty[at] = 1 if (store and write_back) else 0
+                mru[row] = np.int64(v)
                 through = store and not write_back
         if through:
-            size = np.int64(meta & _M32)
-            _rec(out, w, a, max(size, 1), 1, c)
-            w += 1
+            size = meta & _M32
+            out[_U(2) * w] = a
+            out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
+            w += _U(1)
     st[0] = clock
     st[1] = np.int64(rng)
-    return n, w
+    return n, np.int64(w)
 
 
 @njit(cache=True, nogil=True)
