@@ -420,7 +420,11 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         if found:
             run_ln = ln
             run_at = base + hit
-            if policy == 0 and not front:
+            if policy == 0 and not front and ((o >> old_rank) & _U(15)) == hit:
+                # LRU, a hit on the least recent way (what a level below L1 mostly sees on a loop nest: L1 kept the
+                # recent lines): a rotation of the whole order brings it to rank 0, without looking for its rank.
+                order[s] = (((o << u4) | hit) & wmask) | unused
+            elif policy == 0 and not front:
                 # LRU: move the way to rank 0.
                 y = o ^ (hit * _ONES4)
                 p = _U(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & _U(0x3C)
@@ -816,7 +820,9 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         if found:
             run_ln = ln
             run_cp = cp
-            if policy == 0 and not front:
+            if policy == 0 and not front and ((o >> old_rank) & _U(15)) == hit:
+                order[row] = (((o << u4) | hit) & wmask) | unused  # the least recent way: rotate (see _small_body)
+            elif policy == 0 and not front:
                 y = o ^ (hit * _ONES4)
                 p = _U(trailing_zeros((y - _ONES4) & ~y & _HIGH4)) & _U(0x3C)
                 hp = p + u4

@@ -76,3 +76,28 @@ def test_multicore_kernels_match_reference(case, cores):
     got = _check(specs, cores, n_private, trace, 700)
     # The traces exercise coherence: lines are lost to other cores' writes.
     assert got["levels"][0]["invalidations"] > 0
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+@pytest.mark.parametrize("ways", [2, 8, 9, 16])
+def test_hits_on_the_least_recent_way(ways, copies):
+    """Lines of one set visited round and round: after the first round every access hits the set's least recent
+    way (the rotation shortcut of _small_body and _run_copies); then a new line must evict the line used longest
+    ago (lines[0]), and after hits on the others, lines[0] misses and evicts the new line (closed form, and the
+    reference's counters)."""
+    sets, line, rounds = 4, 64, 5
+    lines = [k * sets * line for k in range(ways)]
+    trace = [(a, 4, int(r == 2 and k == 1), 0) for r in range(rounds) for k, a in enumerate(lines)]
+    new = ways * sets * line
+    trace.append((new, 4, 0, 0))  # evicts lines[0], the least recent
+    trace += [(a, 4, 0, 0) for a in lines[1:]] + [(lines[0], 4, 0, 0)]  # hits, then a miss that evicts new
+    c = Cache("L1", sets, ways, line, copies=copies, coherence="source" if copies > 1 else "none")
+    c.feed(chunk_of(trace))
+    ref = RefCache(sets, ways, line, copies=copies, coherence="source" if copies > 1 else "none")
+    for a, s, k, core in trace:
+        ref.access(a, s, k, core)
+    got = c.counters()
+    assert {k: got[k] for k in ref.counters()} == ref.counters()
+    assert got["load_misses"] + got["store_misses"] == ways + 2
+    assert got["evictions"] == 2
+    assert c.lines().tolist() == lines
