@@ -39,7 +39,7 @@ def _check(specs, cores, n_private, trace, cut):
         h.feed(chunk_of(trace[lo : lo + cut]))
     ref = []
     for i, s in enumerate(specs):
-        if private[i]:
+        if private[i] and cores > 1:
             fwd = i + 1 < len(specs) and private[i + 1]
             ref.append(RefCache(*s, copies=cores, coherence="source" if i == 0 else "receiver", forward=fwd))
         else:
@@ -101,3 +101,19 @@ def test_hits_on_the_least_recent_way(ways, copies):
     assert got["load_misses"] + got["store_misses"] == ways + 2
     assert got["evictions"] == 2
     assert c.lines().tolist() == lines
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+@pytest.mark.parametrize("ways", [4, 20])
+def test_many_line_spanning_accesses(ways, copies):
+    """Chunks where most accesses span two lines (48-byte rows at any 16-byte offset) and one spans 5000 lines:
+    _drive cuts them into pieces a scratch buffer at a time (4096 pieces), the huge one a line at a time; the
+    counters and memory traffic are the reference's, fed whole or in uneven chunks."""
+    rng = np.random.default_rng(ways + copies)
+    n = 12000
+    trace = [(int(rng.integers(0, 1024)) * 16, 48, int(rng.random() < 0.3), int(rng.integers(0, copies))) for _ in range(n)]
+    trace.insert(7000, (64 * 3, 64 * 5000, 0, 0))
+    specs = [(8, ways, 64, "lru", True, True), (32, 4, 64, "lru", True, True)]
+    for cut in (len(trace), 2999):
+        got = _check(specs, copies, 1, trace, cut)
+        assert got["levels"][0]["loads"] > n
