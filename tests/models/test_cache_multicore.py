@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from gemmsim.models.cache import Cache
-from gemmsim.models.hierarchy import Hierarchy
 from reference.chunks import chunk_of
-from reference.ref_cache import RefCache, run_chain
+from reference.ref_cache import RefCache
+from test_hierarchy import compare
 
 
 def _trace(seed, cores, n, span):
@@ -33,26 +33,9 @@ def _trace(seed, cores, n, span):
 
 
 def _check(specs, cores, n_private, trace, cut):
+    """test_hierarchy's comparison with the per-access reference, fed in chunks of ``cut`` accesses."""
     private = [True] * n_private + [False] * (len(specs) - n_private)
-    h = Hierarchy([Cache(f"L{i + 1}", *s) for i, s in enumerate(specs)], cores=cores, private=private)
-    for lo in range(0, len(trace), cut):
-        h.feed(chunk_of(trace[lo : lo + cut]))
-    ref = []
-    for i, s in enumerate(specs):
-        if private[i] and cores > 1:
-            fwd = i + 1 < len(specs) and private[i + 1]
-            ref.append(RefCache(*s, copies=cores, coherence="source" if i == 0 else "receiver", forward=fwd))
-        else:
-            ref.append(RefCache(*s))
-    memory = run_chain(ref, trace)
-    got = h.counters()
-    assert got["memory"] == memory
-    for lv, r in zip(got["levels"], ref):
-        per_core = lv.pop("per_core", None)
-        assert lv == {"name": lv["name"], **r.counters()}
-        if per_core is not None:
-            assert per_core == [r.counters(copy=k) for k in range(cores)]
-    return got
+    return compare(specs, cores, private, trace, cuts=range(cut, len(trace), cut))
 
 
 CASES = [

@@ -53,7 +53,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include "clk.h"
+#include "clk.h"  // ../round3/clk.h (-I../round3)
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);

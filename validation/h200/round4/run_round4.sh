@@ -11,7 +11,7 @@ date -u +%FT%TZ > "$R/start_time.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv > "$R/smi_before.csv" 2>&1
 nvcc --version > "$R/nvcc_version.txt" 2>&1
 mkdir -p build
-if nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -o build/mma_pipe4_dev mma_pipe4.cu > "$R/ptxas.txt" 2>&1; then B=build/mma_pipe4_dev; else echo "device build failed, using the carried binary" | tee -a "$R/log.txt"; B=build/mma_pipe4; fi
+if nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -I../round3 -o build/mma_pipe4_dev mma_pipe4.cu > "$R/ptxas.txt" 2>&1; then B=build/mma_pipe4_dev; else echo "device build failed, using the carried binary" | tee -a "$R/log.txt"; B=build/mma_pipe4; fi
 echo "binary $B" >> "$R/log.txt"
 cuobjdump -sass "$B" > "$R/sass_mma_pipe4.txt" 2>&1
 cd "$R"

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <vector>
-#include "../round4/clk.h"
+#include "../round3/clk.h"
 
 #define WRAP_CHUNKS (1u << 21)  // 32 MiB of int4
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
