@@ -98,6 +98,29 @@ def _layout_table(lay: Layout) -> np.ndarray:
     return np.array([a, b, c, c], dtype=np.int64)
 
 
+@njit(cache=True, inline="always")
+def _next_iteration(st, hi, tperm, tiles, dims, w, m0, m1):
+    """Advance the nest's state ``st`` past one innermost pass: the two outer element loops (``m0`` outer, ``m1``
+    inner; ``w`` restarts), then the tile loops in ``tperm`` order; ``st[8] = 1`` when the whole nest is done."""
+    st[3 + w] = st[w]
+    st[3 + m1] += 1
+    if st[3 + m1] == hi[m1]:
+        st[3 + m1] = st[m1]
+        st[3 + m0] += 1
+        if st[3 + m0] == hi[m0]:
+            for p in range(2, -1, -1):
+                v = tperm[p]
+                st[v] += tiles[v]
+                if st[v] < dims[v]:
+                    break
+                st[v] = 0
+                if p == 0:
+                    st[8] = 1
+            for d in range(3):
+                hi[d] = min(st[d] + tiles[d], dims[d])
+                st[3 + d] = st[d]
+
+
 @njit(cache=True, nogil=True)
 def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, epi, tab, elem):
     """Write up to len(addr) accesses of a (blocked) loop nest, resuming from and updating ``st``.
@@ -179,24 +202,7 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
                 core[n] = 0
                 n += 1
             st[6] = 0
-            # next iteration of the two outer element loops, then of the tile loops
-            st[3 + w] = st[w]
-            st[3 + m1] += 1
-            if st[3 + m1] == hi[m1]:
-                st[3 + m1] = st[m1]
-                st[3 + m0] += 1
-                if st[3 + m0] == hi[m0]:
-                    for p in range(2, -1, -1):
-                        v = tperm[p]
-                        st[v] += tiles[v]
-                        if st[v] < dims[v]:
-                            break
-                        st[v] = 0
-                        if p == 0:
-                            st[8] = 1
-                    for d in range(3):
-                        hi[d] = min(st[d] + tiles[d], dims[d])
-                        st[3 + d] = st[d]
+            _next_iteration(st, hi, tperm, tiles, dims, w, m0, m1)
     return n
 
 

@@ -162,24 +162,7 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
                 words[np.uint64(2) * k + np.uint64(1)] = ue | (store if epi == 3 else np.uint64(0))
                 k += np.uint64(1)
             st[6] = 0
-            # next iteration of the two outer element loops, then of the tile loops (as _fill)
-            st[3 + wv] = st[wv]
-            st[3 + m1] += 1
-            if st[3 + m1] == hi[m1]:
-                st[3 + m1] = st[m1]
-                st[3 + m0] += 1
-                if st[3 + m0] == hi[m0]:
-                    for p in range(2, -1, -1):
-                        v = tperm[p]
-                        st[v] += tiles[v]
-                        if st[v] < dims[v]:
-                            break
-                        st[v] = 0
-                        if p == 0:
-                            st[8] = 1
-                    for d in range(3):
-                        hi[d] = min(st[d] + tiles[d], dims[d])
-                        st[3 + d] = st[d]
+            _nest._next_iteration(st, hi, tperm, tiles, dims, wv, m0, m1)
         if k == ubcap:
             w, wt = _front_batch(words, bcap, l1, tl, out, w, tout, wt, scratch, np.int64(1) != 0)
             k = np.uint64(0)
