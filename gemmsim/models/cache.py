@@ -97,6 +97,24 @@ _U = np.uint64
 _M32 = np.uint64(0xFFFFFFFF)
 _ONES8 = np.uint64(0x0101010101010101)
 _HIGH8 = np.uint64(0x8080808080808080)
+
+
+@njit(cache=True, inline="always")
+def _fp_search(fpw, woff, nw, q, tags, base, tag):
+    """(found, way) of ``tag`` in a set whose byte fingerprints are the ``nw`` words at ``fpw[woff:]`` (8 ways a
+    word, ``q`` the wanted fingerprint in every byte): a word's matching bytes are found at once (the SWAR zero-byte
+    test), and only those ways' tags are compared."""
+    j = _U(0)
+    while j < nw:
+        x = fpw[woff + j] ^ q
+        m = (x - _ONES8) & ~x & _HIGH8
+        while m:
+            k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
+            if tags[base + k] == tag:
+                return True, k
+            m &= m - _U(1)
+        j += _U(1)
+    return False, _U(0)
 _ONES4 = np.uint64(0x1111111111111111)
 _HIGH4 = np.uint64(0x8888888888888888)
 _FPMUL = np.uint64(0x9E3779B97F4A7C15)
@@ -323,20 +341,7 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                 thits += 1
             else:
                 tq = (_U(2) + ((pg * _FPMUL) >> _U(57))) * _ONES8
-                th = _U(0)
-                tfound = False
-                j = _U(0)
-                while j < tnw and not tfound:
-                    x = tfpw[ts * tnw + j] ^ tq
-                    m = (x - _ONES8) & ~x & _HIGH8
-                    while m:
-                        k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
-                        if ttags[tb + k] == spg:
-                            th = k
-                            tfound = True
-                            break
-                        m &= m - _U(1)
-                    j += _U(1)
+                tfound, th = _fp_search(tfpw, ts * tnw, tnw, tq, ttags, tb, spg)
                 if tfound:
                     tstamps[tb + th] = tclock
                     tmru[ts] = np.int64(th)
@@ -404,18 +409,7 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                         break
                     m &= m - _U(1)
             else:
-                j = _U(0)
-                while j < nw and not found:
-                    x = fpw[s * nw + j] ^ q
-                    m = (x - _ONES8) & ~x & _HIGH8
-                    while m:
-                        k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
-                        if tags[base + k] == sln:
-                            hit = k
-                            found = True
-                            break
-                        m &= m - _U(1)
-                    j += _U(1)
+                found, hit = _fp_search(fpw, s * nw, nw, q, tags, base, sln)
         through = False
         if found:
             run_ln = ln
@@ -579,18 +573,7 @@ def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways,
         fp = _U(2) + ((ln * _FPMUL) >> _U(57))
         if not found:
             q = fp * _ONES8
-            j = _U(0)
-            while j < nw and not found:
-                x = fpw[s * nw + j] ^ q
-                m = (x - _ONES8) & ~x & _HIGH8
-                while m:
-                    k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
-                    if tags[base + k] == sln:
-                        hit = k
-                        found = True
-                        break
-                    m &= m - _U(1)
-                j += _U(1)
+            found, hit = _fp_search(fpw, s * nw, nw, q, tags, base, sln)
         through = False
         if found:
             run_ln = ln
@@ -742,20 +725,7 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                             continue
                         row = d * usets + sl
                         base = row * uways
-                        k = _U(0)
-                        got = False
-                        j = _U(0)
-                        while j < nw and not got:
-                            x = fpw[row * nw + j] ^ ql
-                            m = (x - _ONES8) & ~x & _HIGH8
-                            while m:
-                                kk = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
-                                if tags[base + kk] == sl_:
-                                    k = kk
-                                    got = True
-                                    break
-                                m &= m - _U(1)
-                            j += _U(1)
+                        got, k = _fp_search(fpw, row * nw, nw, ql, tags, base, sl_)
                         if got:
                             cnt[d, _U(6)] += 1
                             if dirty[base + k]:
@@ -804,18 +774,7 @@ def _run_copies(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                 found = True
                 front = True
         if not found:
-            j = _U(0)
-            while j < nw and not found:
-                x = fpw[row * nw + j] ^ q
-                m = (x - _ONES8) & ~x & _HIGH8
-                while m:
-                    k = j * _U(8) + (_U(trailing_zeros(m)) >> _U(3))
-                    if tags[base + k] == sln:
-                        hit = k
-                        found = True
-                        break
-                    m &= m - _U(1)
-                j += _U(1)
+            found, hit = _fp_search(fpw, row * nw, nw, q, tags, base, sln)
         through = False
         if found:
             run_ln = ln

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
-from gemmsim.models.cache import _FPMUL, _HIGH8, _ONES8, CacheConfigError, as_words, fingerprint_row
+from gemmsim.models.cache import _FPMUL, _ONES8, CacheConfigError, _fp_search, as_words, fingerprint_row
 from gemmsim.trace import ACCESS
 
 
@@ -68,20 +67,7 @@ def _tlb_run(inp, start, n, tags, stamps, mru, fpw, cnt, st, sets, ways, shift, 
                 cnt[cp, 0] += 1
             continue
         q = (U(2) + ((pg * _FPMUL) >> U(57))) * _ONES8
-        hit = U(0)
-        found = False
-        j = U(0)
-        while j < nw and not found:
-            x = fpw[row * nw + j] ^ q
-            m = (x - _ONES8) & ~x & _HIGH8
-            while m:
-                k = j * U(8) + (U(trailing_zeros(m)) >> U(3))
-                if tags[base + k] == spg:
-                    hit = k
-                    found = True
-                    break
-                m &= m - U(1)
-            j += U(1)
+        found, hit = _fp_search(fpw, row * nw, nw, q, tags, base, spg)
         if found:
             stamps[base + hit] = clock
             mru[row] = np.int64(hit)
