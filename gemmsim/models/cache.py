@@ -33,9 +33,11 @@ released) walks a whole chunk: ``_run_small`` for one copy of at most 16 ways (e
 source, ``_small_body``, compiled into a copy per common configuration, unsigned indices throughout),
 ``_run_copies`` for per-core copies and coherence, ``_run_wide`` for one copy of 17 to 32 ways (Haswell's L3),
 ``_run_any`` for the rest (more ways with per-core copies, or more than 32). The first two keep, per
-set, an 8-bit fingerprint of each way's line packed in one word (a lookup compares 8 ways at once and reads a
-full tag only for a candidate) and the ways' recency (LRU) or age (FIFO) as 4-bit ranks packed in another (the
-victim is the last rank; promoting a way is a few shifts); ``_run_any`` keeps timestamps. The kernels handle
+set, the ways' recency (LRU) or age (FIFO) as 4-bit ranks packed in one word (the victim is the last rank;
+promoting a way is a few shifts) and, to find a line, an 8-bit fingerprint of each way's line packed in
+another (a lookup compares 8 ways at once and reads a full tag only for a candidate) -- except ``_run_small``
+with exactly 8 or 16 ways (every Haswell L1 and L2), which compares the set's tags at once (one vector
+compare, ``_match8``/``_match16``) and keeps no fingerprints; ``_run_any`` keeps timestamps. The kernels handle
 accesses within one line; at the first access that spans lines they stop and the rest of the chunk is cut into
 one access per line (``split_lines``, vectorised), which is exactly the per-line rule above. Every kernel is
 checked against the naive reference in tests/reference/ref_cache.py.
@@ -46,7 +48,10 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+from llvmlite import ir
 from numba import njit
+from numba.core import types
+from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gemmsim.errors import GemmsimError
@@ -97,6 +102,41 @@ _U = np.uint64
 _M32 = np.uint64(0xFFFFFFFF)
 _ONES8 = np.uint64(0x0101010101010101)
 _HIGH8 = np.uint64(0x8080808080808080)
+
+
+def _make_match(lanes: int):
+    """A compiled ``match(arr, start, val)``: a word with bit k set where ``arr[start + k] == val``, k < ``lanes``
+    (int64 arrays and values). One vector load and one vector compare (LLVM IR written here: numba does not
+    vectorise the scalar loop; on x86 with AVX-512 it is a vpcmpeqq into a mask register), no bounds check: the
+    caller keeps ``start + lanes`` within the array (a set of exactly ``lanes`` ways)."""
+
+    @intrinsic
+    def match(typingctx, arr, start, val):
+        if not (isinstance(arr, types.Array) and arr.dtype == types.int64 and isinstance(start, types.Integer)
+                and val == types.int64):  # fmt: skip
+            return None
+        sig = types.uint64(arr, start, val)
+
+        def codegen(context, builder, sig, args):
+            a, st, v = args
+            data = context.make_array(sig.args[0])(context, builder, a).data
+            i64 = ir.IntType(64)
+            vty = ir.VectorType(i64, lanes)
+            vec = builder.load(builder.bitcast(builder.gep(data, [st]), vty.as_pointer()), align=8)
+            undef = ir.Constant(vty, ir.Undefined)
+            one = builder.insert_element(undef, v, ir.Constant(ir.IntType(32), 0))
+            splat = builder.shuffle_vector(one, undef, ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+            bits = builder.bitcast(builder.icmp_unsigned("==", vec, splat), ir.IntType(lanes))
+            return builder.zext(bits, i64)
+
+        return sig, codegen
+
+    return match
+
+
+#: Tag compares of a whole 8-way or 16-way set (see ``_make_match``).
+_match8 = _make_match(8)
+_match16 = _make_match(16)
 
 
 @njit(cache=True, inline="always")
@@ -168,29 +208,34 @@ def _xorshift(x):
 def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
                tl, tout, wt, trusted):  # fmt: skip
     """``_small_body`` (below), compiled for the configuration: the common ones -- write-back, write-allocate,
-    sets a power of two, LRU with or without a TLB beside, FIFO without, at most 8 ways (one fingerprint word)
-    or 9 to 16 -- have copies of their own in which numba folds every test of the configuration away; the
-    general copy takes the rest. The same code runs in each.
+    sets a power of two, LRU with or without a TLB beside, FIFO without; exactly 8 or 16 ways (the way count a
+    constant, the set's tags compared at once, ``_match8``/``_match16``) or any other count up to 16 -- have
+    copies of their own in which numba folds every test of the configuration away; the general copy takes the
+    rest. The same code runs in each. Whether a cache compares tags at once (no fingerprints kept) depends on its
+    way count only, so every copy a cache may run keeps its state the same way.
 
     ``trusted``: the caller knows that no record spans a line and none is an invalidate record (the accesses of
-    an aligned loop nest; what a single-core level sends to a level with lines no shorter), so the at-most-8-way
-    copies skip those two tests. It changes nothing else: an untrusted record within one line takes the same path.
+    an aligned loop nest; what a single-core level sends to a level with lines no shorter), so the 8-way copies
+    skip those two tests. It changes nothing else: an untrusted record within one line takes the same path.
     """
     if write_back and write_allocate and (sets & (sets - 1)) == 0:
-        narrow = ways <= 8
         if policy == 0:
             if tl[0]:
-                if narrow:
+                if ways == 8:
                     if trusted:
                         return _small_lru8_tlb_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
                     return _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
-                return _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
-            if narrow:
+                if ways == 16:
+                    return _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+                return _small_lru_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+            if ways == 8:
                 if trusted:
                     return _small_lru8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
                 return _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
-            return _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
-        if policy == 1 and narrow and not tl[0]:
+            if ways == 16:
+                return _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+            return _small_lru(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
+        if policy == 1 and ways == 8 and not tl[0]:
             if trusted:
                 return _small_fifo8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
             return _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt)
@@ -200,62 +245,75 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
 
 @njit(cache=True, nogil=True)
 def _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
-    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True, False)  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, True, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
-    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True, True)  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
-    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, True, False)  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
+                       wt, True, True, True, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_tlb_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
-    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, True, True)  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
+                       wt, True, True, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
-    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, False, False)  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, False, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
+                       wt, True, True, False, False, True)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, False, False)  # fmt: skip
+                       wt, True, False, False, False, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
+                       wt, True, True, False, False, False)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
-    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True, False)  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
+                       wt, True, False, True, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
-    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True, True)  # fmt: skip
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
+                       wt, True, False, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
                tl, tout, wt):  # fmt: skip
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
-                       write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], False, False)  # fmt: skip
+                       write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], ways <= 8, False,
+                       ways == 8 or ways == 16)  # fmt: skip
 
 
 @njit(nogil=True, inline="always")
 def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
-                out, tl, tout, wt, pow2, used, narrow, trusted):  # fmt: skip
+                out, tl, tout, wt, pow2, used, narrow, trusted, vec):  # fmt: skip
     """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
     written, TLB records written); it stops before the first access that spans lines (the caller splits those,
     see ``split_lines``).
@@ -271,6 +329,10 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
     lookup compares 8 ways at once (SWAR) and reads full tags only for candidates; ``order[set]`` packs the
     ways by recency (LRU) or age (FIFO), one nibble per rank, rank 0 the most recent, so the victim is the last
     rank and promoting a way is a few shifts. Invalid ways start at the old end, so they are filled first.
+    A lookup tries the most recent way, then the least recent (a level below L1 on a loop nest hits it almost
+    always: L1 kept the recent lines), then the fingerprints. ``vec`` (exactly 8 or 16 ways, decided by the
+    way count alone so that every copy a cache runs agrees): the set's tags are compared at once instead
+    (``_match8``/``_match16``, one vector compare) and ``fpw`` is neither read nor kept.
     The loop is written out flat, without helpers or an inner loop over lines: numba compiles it twice as fast.
     Every index is unsigned (``_U``): a signed index costs a wrap-around test per array access in numba, and
     the kernel ran at less than half this speed with them.
@@ -387,15 +449,32 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         o = order[s]
         hit = _U(0)
         found = False
-        front = False
-        if policy != 2:
+        front = False  # the hit is on the most recent way
+        back = False  # on the least recent way
+        fp = _U(0)
+        if vec:
+            # 8 or 16 ways: every tag of the set compared at once (no fingerprints kept).
+            mm = _match8(tags, base, sln) if ways == 8 else _match16(tags, base, sln)
+            if mm:
+                found = True
+                hit = _U(trailing_zeros(mm))
+                if policy != 2:
+                    front = hit == (o & _U(15))
+                    back = hit == ((o >> old_rank) & _U(15))
+        elif policy != 2:
+            # The most recent way, then the least recent (what a level below L1 mostly hits on a loop nest), then
+            # the fingerprints.
             w0 = o & _U(15)
+            wl = (o >> old_rank) & _U(15)
             if tags[base + w0] == sln:
                 hit = w0
                 found = True
                 front = True
-        fp = _U(0)
-        if not found:
+            elif tags[base + wl] == sln:
+                hit = wl
+                found = True
+                back = True
+        if not found and not vec:
             fp = _U(2) + ((ln * _FPMUL) >> _U(57))  # 2..129: never 0 (invalid) or 1 (no way)
             q = fp * _ONES8
             if narrow:
@@ -414,7 +493,7 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         if found:
             run_ln = ln
             run_at = base + hit
-            if policy == 0 and not front and ((o >> old_rank) & _U(15)) == hit:
+            if policy == 0 and back:
                 # LRU, a hit on the least recent way (what a level below L1 mostly sees on a loop nest: L1 kept the
                 # recent lines): a rotation of the whole order brings it to rank 0, without looking for its rank.
                 order[s] = (((o << u4) | hit) & wmask) | unused
@@ -472,9 +551,10 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                 dirty[at] = 1 if (store and write_back) else 0
                 run_ln = ln
                 run_at = at
-                fi = s * nw + (v >> _U(3))
-                sb = _U(8) * (v & _U(7))
-                fpw[fi] = (fpw[fi] & ~(_U(0xFF) << sb)) | (fp << sb)
+                if not vec:
+                    fi = s * nw + (v >> _U(3))
+                    sb = _U(8) * (v & _U(7))
+                    fpw[fi] = (fpw[fi] & ~(_U(0xFF) << sb)) | (fp << sb)
                 through = store and not write_back
         if through:
             # Write-through, or a store miss without write-allocate: the store itself goes on.
