@@ -293,6 +293,14 @@ class TensorCoreParams(_RasterParams):
         "ldmatrix (gemmsim.models.sm_pipeline.fragment_groups); default: no fragment waits modelled."
     )
 
+    copy_trace: str | None = Field(
+        None, pattern=r"^[\w/,<@ ]*$",
+        description="The instructions one warp executes in its copy phase of one k-step, in order, as "
+        "gemmsim.models.sm_pipeline.copy_phase tokens (kind[/dst,...][<src,...], e.g. from the kernel's SASS and ncu's "
+        "executed counts, validation/h200/round6/copy_trace.py): with the machine's copy_code_latency_cycles, how long "
+        "the copy phase lasts (its dependent chain); default: its issue slots only."
+    )
+
     @model_validator(mode="after")
     def _shape(self) -> "TensorCoreParams":
         problems = []
@@ -772,7 +780,7 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
         kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step,
                            "warp_copy_instructions_per_step": p.warp_copy_instructions_per_step,
-                           "fragment_trace": p.fragment_trace},
+                           "fragment_trace": p.fragment_trace, "copy_trace": p.copy_trace},
     )
 
 

@@ -158,6 +158,12 @@ class GPUMachine(MachineHeader):
         None, ge=0, description="Cycles from an mma.sync's issue to the issue of an ldmatrix that overwrites a fragment "
         "register the mma reads (the register is free only once the mma has read it), measured. null: 0.",
     )
+    copy_code_latency_cycles: dict[str, float] | None = Field(
+        None, description="Measured latencies (SM cycles) of the instructions a multistage kernel's copy code is made of, "
+        "by gemmsim.models.sm_pipeline.copy_phase's kinds (alu, wide, s2r, s2ur, ldc, pred, bra, brat, sync, ldgsts): how "
+        "long one warp's copy phase takes alone, from the kernel's executed SASS path (kernel parameter copy_trace). "
+        "null: the copy phase holds its issue slots only.",
+    )
     limits: SMLimits = Field(description="Per-SM and per-block resource limits.")
     smem: SharedMemory = Field(description="Shared memory.")
     l1: L1Cache = Field(description="Per-SM L1 data cache.")
@@ -194,6 +200,12 @@ class GPUMachine(MachineHeader):
             )
         if lim.max_registers_per_block > lim.registers_per_sm:
             problems.append("limits.max_registers_per_block exceeds registers_per_sm")
+        from gemmsim.models.sm_pipeline import COPY_KINDS  # noqa: PLC0415 (the kinds copy_phase knows)
+
+        for k, v in (self.copy_code_latency_cycles or {}).items():
+            if k not in (*COPY_KINDS, "pred") or k == "slot" or not (v >= 0 and v < float("inf")):
+                problems.append(f"copy_code_latency_cycles: {k!r}: {v!r} (kinds: {', '.join(c for c in COPY_KINDS if c != 'slot')}, "
+                                "pred; cycles >= 0)")
         cv = sm.carveouts
         if any(b <= a for a, b in zip(cv, cv[1:])):
             problems.append(f"smem.carveouts {cv} are not strictly ascending")

@@ -26,6 +26,11 @@ Resources of one SM:
   the warp's own mma in between) and then the group's mma and its share of other issue hold the warp's SMSP; the
   warps on an SMSP queue for it, so other warps fill one warp's waits where they have work. Without ``groups`` a
   block's warps hold their SMSPs for their whole step at once, as above.
+* copy phase (``copy_segments``, from :func:`copy_segments`): a warp's copy code -- the address arithmetic, branches
+  and cp.async of the next stage, as compiled -- issued in order at measured instruction latencies: runs of issue,
+  each holding the warp's SMSP (queueing behind the other warps' MMA groups and copy runs), separated by the chain's
+  waits, which other warps on the SMSP fill. (Given only ``copy_chain_clk``: the warp holds its SMSP for its issue
+  slots, ``copy_issue_clk``, then waits out what is left of the chain.)
 * one shared-memory (MIO) pipe: ``smem_clk`` cycles per block step (ldmatrix fragment reads and the copies'
   shared writes, one 128-byte wavefront per clock), running alongside the MMAs of the same step
   (double-buffered fragments) and queueing between blocks.
@@ -98,6 +103,8 @@ class StepCost:
     smem_clk: float = 0.0  # shared-memory wavefronts per step
     issue_clk: float = 0.0  # cycles a warp's instructions of one step hold its sub-partition's issue port
     copy_issue_clk: float = 0.0  # of a warp's step: its copy instructions (cp.async + their addresses), one clock each
+    copy_chain_clk: float = 0.0  # shortest time a warp's copy phase takes alone (its in-order chain: copy_phase())
+    copy_segments: tuple = ()  # the copy phase as runs of issue and waits (copy_segments()): simulated under load
     issue_with_mma: bool = False  # the SMSP holds a warp for its MMAs plus its other issue (else the longer of the two)
     warp_latency_clk: float = 0.0  # shortest time one warp's step takes alone (its dependent instruction chain)
     barrier_clk: float = 0.0  # exposed per barrier
@@ -114,12 +121,16 @@ class StepCost:
         if self.steps < 1 or self.stages < 1 or self.warps < 1 or self.sub_partitions < 1:
             raise KernelError(f"steps, stages, warps and sub_partitions must be >= 1 (got {self.steps}, {self.stages}, "
                               f"{self.warps}, {self.sub_partitions})")
-        for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "issue_clk", "copy_issue_clk", "warp_latency_clk",
+        for name in ("mma_clk", "copy_latency_clk", "copy_clk", "smem_clk", "issue_clk", "copy_issue_clk", "copy_chain_clk",
+                     "warp_latency_clk",
                      "ldsm_latency_clk",
                      "barrier_clk", "epilogue_clk"):
             v = getattr(self, name)
             if not (v >= 0 and math.isfinite(v)):
                 raise KernelError(f"{name} must be a finite number >= 0 (got {v!r})")
+        for seg in self.copy_segments:
+            if len(seg) != 2 or not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in seg):
+                raise KernelError(f"copy_segments must be ((issue slots, wait), ...), numbers >= 0 (got {seg!r})")
         issued = 0
         for g in self.groups:
             ok = len(g) == 4 and all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in (*g[0], g[1], g[2]))
@@ -273,6 +284,85 @@ def fragment_groups(trace: str, ldsm_latency_clk: float, war_clk: float, mma_iss
     return tuple((tuple(g[0]), float(g[1]), float(g[2]), tuple(g[3])) for g in groups)
 
 
+#: copy_phase's instruction kinds: what each one's latency key is (issue to a dependent instruction's issue), and
+#: which kinds delay the warp's next instruction beyond one issue slot (branches, cp.async)
+COPY_KINDS = ("alu", "wide", "s2r", "s2ur", "ldc", "bra", "brat", "sync", "ldgsts", "slot")
+
+
+def copy_phase(trace: str, latency: dict) -> tuple[float, float]:
+    """(issue slots, cycles) of one warp's copy code alone: :func:`copy_segments` summed."""
+    segs = copy_segments(trace, latency)
+    return float(sum(n for n, _ in segs)), float(sum(n + w for n, w in segs))
+
+
+def copy_segments(trace: str, latency: dict) -> tuple:
+    """One warp's copy code issued alone, in order: (issue slots, cycles from its first issue to its last + 1).
+
+    ``trace``: the instructions the warp executes in its copy phase of one k-step, in order (e.g. from the kernel's
+    SASS and ncu's executed counts), space-separated tokens ``kind[/dst,...][<src,...]`` with register names (R12,
+    P0, UR4 ...; a source ``@P0`` is the predicate guarding the instruction), kinds in :data:`COPY_KINDS`: ``alu`` (integer ALU / IMAD: IADD3, LOP3, LEA, ISETP, IMAD ...),
+    ``wide`` (IMAD.WIDE), ``s2r`` / ``s2ur`` (special-register reads), ``ldc`` (constant loads), ``bra`` / ``brat``
+    (a conditional branch falling through / taken), ``sync`` (BSYNC: the warp's reconvergence point after a branch),
+    ``ldgsts`` (cp.async), ``slot`` (one issue slot, no result: BSSY, LDGDEPBAR, predicated-off instructions).
+    ``latency``: cycles, measured: for a kind with results, from its issue until a dependent instruction may issue
+    (``pred``, where given: from an ``alu`` instruction to an instruction it guards -- a compare's predicate reaches a
+    guard later than a carry reaches the next add);
+    ``bra`` / ``brat`` / ``sync``: from its issue until the next instruction issues; ``ldgsts``: until the warp's next
+    instruction issues (the cp.async issue interval). A register not written in the trace is ready at the start.
+    An instruction issues one cycle after the previous one, once its sources are ready.
+
+    Returns the copy phase as ``((issue slots, wait after them), ...)``: runs of back-to-back issue separated by the
+    waits of the chain (for a source, behind a branch or a cp.async). Under load (:func:`pipeline_time`) each run
+    holds the warp's SMSP and queues behind the other warps there; the waits leave it to them.
+    """
+    written = {}  # register -> (issue time, kind) of the instruction that last wrote it
+    t = 0.0
+    segs, run = [], 0
+
+    def ready(r: str) -> float:
+        guard = r.startswith("@")
+        w = written.get(r.lstrip("@"))
+        if w is None:
+            return 0.0
+        lat = latency["pred"] if guard and w[1] == "alu" and "pred" in latency else latency[w[1]]
+        return w[0] + float(lat)
+
+    for tok in trace.split():
+        head, _, srcs = tok.partition("<")
+        kind, _, dsts = head.partition("/")
+        if kind not in COPY_KINDS:
+            raise KernelError(f"copy trace token {tok!r}: kind must be one of {', '.join(COPY_KINDS)}")
+        issue = max([t] + [ready(r) for r in srcs.split(",") if r])
+        if issue > t:  # the chain stalls the warp: close the run of issue before it
+            segs.append((run, issue - t))
+            run = 0
+        run += 1
+        if kind in ("bra", "brat", "sync", "ldgsts"):
+            step = latency.get(kind)
+            if step is None:
+                raise KernelError(f"copy trace: no latency for {kind!r}")
+            t = issue + max(float(step), 1.0)
+            if t > issue + 1.0:
+                segs.append((run, t - issue - 1.0))
+                run = 0
+        else:
+            t = issue + 1.0
+        if dsts:
+            if latency.get(kind) is None:
+                raise KernelError(f"copy trace: no latency for {kind!r}")
+            for r in dsts.split(","):
+                written[r] = (issue, kind)
+    if run:
+        segs.append((run, 0.0))
+    merged = []
+    for n, w in segs:  # a run with no wait after it continues into the next
+        if merged and merged[-1][1] == 0.0:
+            merged[-1] = (merged[-1][0] + n, w)
+        elif n or w:
+            merged.append((n, w))
+    return tuple((float(n), float(w)) for n, w in merged)
+
+
 def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
     """simpy run of ``blocks`` identical blocks for ``steps`` steps each; (end time, summed parts)."""
     env = simpy.Environment()
@@ -312,8 +402,18 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
         until the ldmatrix it reads have their data (their queue on the shared pipe included); then the group's MMAs
         and its share of other issue hold the warp's SMSP."""
         loads = []
-        if cost.copy_issue_clk:
-            yield from hold(smsp[s], cost.copy_issue_clk)
+        if cost.copy_segments:  # its copy code run by run: each run of issue queues for the SMSP, the chain's waits free it
+            for n, w in cost.copy_segments:
+                if n:
+                    yield from hold(smsp[s], n)
+                if w:
+                    yield env.timeout(w)
+        elif cost.copy_issue_clk or cost.copy_chain_clk:  # its copy issue slots, within its copy code's dependent chain
+            t0 = env.now
+            if cost.copy_issue_clk:
+                yield from hold(smsp[s], cost.copy_issue_clk)
+            if cost.copy_chain_clk > env.now - t0:
+                yield env.timeout(cost.copy_chain_clk - (env.now - t0))
         for wfs, n, stall, needs in groups:
             t0 = env.now
             loads += [env.process(ldsm(wf)) for wf in wfs]

@@ -354,6 +354,11 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       each k-step (no warp specialisation); a step also takes at least all its instructions x the ALU's
       dependent-issue latency (``fma_latency_cycles``, measured): each warp's instructions taken as one dependent
       chain, so few warps per sub-partition leave issue slots idle;
+    * copy phase (multistage, where the kernel gives ``copy_trace`` -- its warp's executed copy code -- and the machine
+      ``copy_code_latency_cycles``): the copy phase lasts at least that code's in-order dependent chain at the measured
+      latencies (``sm_pipeline.copy_segments``): its runs of issue hold the SMSP, queueing behind the other warps, and
+      its waits leave the SMSP to them; the step's shortest time is then the compute phase's instructions x the FMA
+      latency plus that chain;
     * fragment waits (multistage, where the kernel gives ``fragment_trace`` -- its ldmatrix / mma order, e.g. from
       the SASS -- and the machine ``ldmatrix_latency_cycles``): a warp's step as groups of mma that wait for their
       ldmatrix (``sm_pipeline.fragment_groups``: the measured ldmatrix latency, the wait before an ldmatrix may
@@ -368,13 +373,18 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       measured per-SM path: the chip stations only.
     """
     hopper = isinstance(spec, HopperSpec)
-    issue = copy_issue = chain = 0.0
-    groups = ()
+    issue = copy_issue = chain = copy_chain = 0.0
+    groups = segments = ()
     if not hopper:
         compute = spec.warp_compute_instructions_per_step()
         copy_issue = spec.warp_copy_instructions_per_step()
         issue = max(compute - spec.mma_per_warp_per_stage, 0.0)  # the MMAs hold the SMSP at the tensor rate (mma_clk)
         chain = (compute + copy_issue) * (m.fma_latency_cycles or 1.0)
+        ctrace = (spec.extra or {}).get("copy_trace")
+        if ctrace and m.copy_code_latency_cycles:  # the copy code's own chain at measured latencies (round 6)
+            segments = sp.copy_segments(ctrace, m.copy_code_latency_cycles)
+            copy_chain = sum(n + w for n, w in segments)
+            chain = compute * (m.fma_latency_cycles or 1.0) + copy_chain
         trace = (spec.extra or {}).get("fragment_trace")
         if trace and m.ldmatrix_latency_cycles:  # which mma waits for which ldmatrix, at the measured latencies
             t_one = mma_clk * m.limits.sub_partitions / spec.warps / spec.mma_per_warp_per_stage
@@ -402,7 +412,8 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     return sp.StepCost(
         steps=steps, stages=spec.stages, warps=spec.math_warps if hopper else spec.warps, mma_clk=mma_clk,
         copy_latency_clk=latency_clk, copy_clk=copy, smem_clk=0.0 if hopper else smem_clk, issue_clk=issue,
-        copy_issue_clk=copy_issue, issue_with_mma=not hopper, warp_latency_clk=chain,
+        copy_issue_clk=copy_issue, copy_chain_clk=copy_chain, copy_segments=segments, issue_with_mma=not hopper,
+        warp_latency_clk=chain,
         barrier_clk=0.0 if hopper else m.l1.hit_latency_cycles, kind="warp_specialized" if hopper else "multistage",
         sub_partitions=m.limits.sub_partitions,
         epilogue_clk=m.l2.hit_latency_cycles + spec.BM * spec.BN * spec.elem / (l2_bpc * m.sms / active_sms),

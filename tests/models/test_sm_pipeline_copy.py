@@ -1,0 +1,115 @@
+"""The SM pipeline model's copy phase (issue 12, round 6): a warp's copy code issued in order at measured latencies
+(sm_pipeline.copy_phase), the step's copy_chain_clk, the machine field and the kernel parameter that carry them."""
+
+from dataclasses import replace
+
+import pytest
+
+from gemmsim.errors import GemmsimError, KernelError
+from gemmsim.machine import load_machine
+from gemmsim.models import sm_pipeline as sp
+from gemmsim.sim.gpu import simulate_gpu
+
+LAT = dict(alu=4.0, wide=8.0, s2r=23.0, s2ur=34.0, ldc=31.0, pred=14.0, bra=17.0, brat=11.0, sync=21.0, ldgsts=4.0)
+
+
+def test_a_dependent_chain_waits_and_independent_instructions_issue_one_a_cycle():
+    assert sp.copy_phase("alu/R1<R0 alu/R2<R1 alu/R3<R2", LAT) == (3.0, 9.0)  # issues at 0, 4, 8
+    assert sp.copy_phase("alu/R1<R0 alu/R2<R0 alu/R3<R0", LAT) == (3.0, 3.0)
+    assert sp.copy_phase("wide/R2,R3<R0 alu/R4<R3", LAT) == (2.0, 9.0)  # both halves of a wide result at 8
+    assert sp.copy_phase("s2r/R1 ldc/R2 alu/R3<R1,R2", LAT) == (3.0, 33.0)  # the later of the two: ldc at 1 + 31, +1
+
+
+def test_a_guard_predicate_arrives_later_than_a_carry():
+    assert sp.copy_phase("alu/P0<R1 alu/R2<R3,@P0", LAT)[1] == pytest.approx(15.0)  # guarded: 14 after the compare
+    assert sp.copy_phase("alu/R2,P0<R1 alu/R3<R4,P0", LAT)[1] == pytest.approx(5.0)  # carry-in: the ALU's 4
+    no_pred = {k: v for k, v in LAT.items() if k != "pred"}
+    assert sp.copy_phase("alu/P0<R1 alu/R2<R3,@P0", no_pred)[1] == pytest.approx(5.0)  # without 'pred': the ALU's
+
+
+def test_branches_sync_and_copies_hold_the_warp():
+    # compare at 0, branch when its guard is ready (14), the next instruction 17 later
+    assert sp.copy_phase("alu/P0<R1 bra<@P0 alu/R2", LAT)[1] == pytest.approx(14.0 + 17.0 + 1.0)
+    assert sp.copy_phase("alu/P0<R1 brat<@P0 sync alu/R2", LAT)[1] == pytest.approx(14.0 + 11.0 + 21.0 + 1.0)
+    assert sp.copy_phase("slot slot slot ldgsts<R1 ldgsts<R2", LAT) == (5.0, 3.0 + 4.0 + 4.0)
+
+
+def test_bad_traces_are_errors():
+    with pytest.raises(KernelError):
+        sp.copy_phase("fma/R1<R0", LAT)
+    with pytest.raises(KernelError):
+        sp.copy_phase("wide/R1<R0", {"alu": 4.0})  # no latency for a kind it uses
+
+
+def _copy_step(warps, copy_issue, copy_chain):
+    groups = (((), 4.0, 0.0, ()),) * 2  # per warp: 8 mma of 6 cycles, no fragment wait
+    cost = sp.StepCost(steps=24, stages=2, warps=warps, mma_clk=6.0 * 8 * warps / 4, copy_latency_clk=0.0,
+                       issue_with_mma=True, groups=groups, copy_issue_clk=copy_issue, copy_chain_clk=copy_chain)
+    return sp.pipeline_time(cost, 1).step_clk
+
+
+def test_a_lone_warp_waits_out_its_copy_chain():
+    # one warp per SMSP: its copy phase lasts its chain (100), of which 10 hold the SMSP, then its 48 cycles of mma
+    assert _copy_step(4, 10.0, 100.0) == pytest.approx(148.0, rel=1e-6)
+    assert _copy_step(4, 10.0, 0.0) == pytest.approx(58.0, rel=1e-6)  # no chain: the issue slots alone
+    assert _copy_step(4, 10.0, 5.0) == pytest.approx(58.0, rel=1e-6)  # a chain shorter than its issue changes nothing
+
+
+def test_other_warps_fill_a_copy_chain():
+    # four warps per SMSP: 4 x (10 + 48) = 232 cycles of issue each step; the chains run while other warps issue
+    t = _copy_step(16, 10.0, 100.0)
+    assert 232.0 - 1e-6 <= t <= 232.0 + 100.0 + 1e-6
+    assert t < 4 * _copy_step(4, 10.0, 100.0)
+
+
+def test_a_negative_copy_chain_is_an_error():
+    with pytest.raises(KernelError):
+        sp.StepCost(steps=4, stages=2, warps=4, mma_clk=100.0, copy_latency_clk=0.0, copy_chain_clk=-1.0)
+
+
+def test_the_h200_carries_measured_copy_code_latencies():
+    h = load_machine("h200")
+    lat = h.copy_code_latency_cycles
+    assert set(lat) == {"alu", "wide", "ldc", "s2r", "s2ur", "pred", "bra", "sync", "brat", "ldgsts"}
+    assert 3.5 < lat["alu"] < 4.5 and lat["pred"] > lat["alu"]  # round 6: 4.03 and 13.9
+    with pytest.raises(ValueError, match="copy_code_latency_cycles"):
+        h.model_validate({**h.model_dump(), "copy_code_latency_cycles": {"fma": 4.0}})
+    with pytest.raises(ValueError, match="copy_code_latency_cycles"):
+        h.model_validate({**h.model_dump(), "copy_code_latency_cycles": {"alu": -1.0}})
+
+
+# a copy phase of the 128x128 / 8-warp shape: a branchy chain much longer than its 40 issue slots
+TRACE = " ".join(["s2r/R1", "alu/P0<R1", "bra<@P0"] + ["ldc/R2", "wide/R4,R5<R1,R2", "alu/R6,P1<R4", "alu/R7<R5,P1",
+                                                        "slot", "slot", "slot", "ldgsts<R6,R7", "alu/P0<R1", "brat<@P0",
+                                                        "sync"] * 4)
+SLOTS = len(TRACE.split())  # the copy instructions the trace holds, as ncu would count them
+KW = dict(M=4096, N=4096, K=4096, dtype="fp16", BM=128, BN=128, BK=32, WM=64, WN=32, regs=128, pad=8,
+          warp_instructions_per_step=66.0, warp_copy_instructions_per_step=float(SLOTS), max_blocks=264)
+
+
+def test_a_copy_trace_slows_the_step_by_its_chain_where_nothing_fills_it():
+    h = load_machine("h200")
+    slots, chain = sp.copy_phase(TRACE, h.copy_code_latency_cycles)
+    assert slots == SLOTS and chain > h.fma_latency_cycles * slots  # longer than the FMA-latency chain it replaces
+    for S in (1, 2):
+        base = simulate_gpu(h, "tensorcore", stages=S, **KW)
+        traced = simulate_gpu(h, "tensorcore", stages=S, copy_trace=TRACE, **KW)
+        # S = 1 exposes the copy phase; at S = 2 the step may be held by something else (the copies' flight)
+        assert traced["pipe_step_clk"] > base["pipe_step_clk"] if S == 1 else traced["pipe_step_clk"] >= base["pipe_step_clk"] - 1e-6
+        assert traced["pipe_step_clk"] <= base["pipe_step_clk"] + 2 * chain  # two warps per SMSP at most wait it out
+    # without the machine's latencies the trace changes nothing
+    bare = h.model_copy(update={"copy_code_latency_cycles": None})
+    assert simulate_gpu(bare, "tensorcore", stages=2, copy_trace=TRACE, **KW)["pipe_step_clk"] == pytest.approx(
+        simulate_gpu(bare, "tensorcore", stages=2, **KW)["pipe_step_clk"])
+
+
+def test_a_copy_trace_of_unknown_tokens_is_refused():
+    with pytest.raises(GemmsimError):
+        simulate_gpu(load_machine("h200"), "tensorcore", stages=2, copy_trace="fma/R1<R0", **KW)
+    with pytest.raises(GemmsimError):
+        simulate_gpu(load_machine("h200"), "tensorcore", stages=2, copy_trace="alu/R1;rm", **KW)
+
+
+def test_replace_keeps_the_chain():
+    c = sp.StepCost(steps=4, stages=2, warps=4, mma_clk=100.0, copy_latency_clk=0.0, copy_chain_clk=50.0)
+    assert replace(c, stages=3).copy_chain_clk == 50.0
