@@ -198,11 +198,33 @@ def fragment_traces() -> dict:
     return out
 
 
+ROUND6 = HERE.parent / "round6"
+
+
+def copy_traces() -> dict:
+    """{(kernel, S): the copy phase of one warp and k-step as sm_pipeline.copy_phase tokens}: each copy kernel's executed
+    path through its copy code, from round 6's ncu source page (SASS + per-instruction executed counts of the same
+    binaries as round 4, raw/ncu_plain_source.csv.gz; round6/copy_trace.py); {} without it."""
+    src = ROUND6 / "raw" / "ncu_plain_source.csv.gz"
+    if not src.exists():
+        return {}
+    sys.path.insert(0, str(ROUND6))
+    from copy_trace import copy_region, kernels, trace  # noqa: PLC0415
+
+    out = {}
+    for (BM, BN, BK, wm, wn, S, cp), ins in kernels(src).items():
+        if cp:
+            region, n = copy_region(ins)
+            out[(f"mma_{BM}x{BN}_w{wm}x{wn}", S)] = trace(region, n)
+    return out
+
+
 def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
     out = []
     sass = sass_counts(data)
     executed = executed_counts()
     traces = fragment_traces()
+    ctraces = copy_traces()
     for name in STAGE_FILES:
         if not (data / name).exists():
             continue
@@ -214,7 +236,7 @@ def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
             compute, copy = executed[(name, S)]  # executed, per warp and k-step (ncu, round 4)
             params = dict(BM=BM, BN=BN, BK=BK, WM=BM // wm, WN=BN // wn, stages=S, regs=int(r["regs"]), pad=8,
                           warp_instructions_per_step=compute, warp_copy_instructions_per_step=copy, max_blocks=264,
-                          fragment_trace=traces.get((name, 1, S)))
+                          fragment_trace=traces.get((name, 1, S)), copy_trace=ctraces.get((name, S)))
             mhz = float(r["sm_mhz"])
             row = dict(kernel=name, BM=BM, BN=BN, warps=int(r["warps"]), stages=S, M=M, N=N, K=K, sm_mhz=mhz,
                        sass_loop_instructions=sass.get((BM, BN, wm, wn, S), (SASS_LOOP[name],))[0],
