@@ -37,12 +37,15 @@ m*BM rows of A and C and n*BN columns of B and C. That holds whenever those shif
 blocks (partial tiles) get their own traces; otherwise every block gets its own. The schedule does not
 depend on cache state, so it is computed first (``_schedule``); then each SM's L1 runs on its own over that
 SM's loads (its state stays in the host's caches), and finally the L2 sees every SM's L2-bound requests in
-global issue order (``_l2_pass``); all in numba. ``max_blocks`` simulates only the first blocks in launch
+global issue order (``_l2_rounds``); all in numba. An SM on which no load hits L1 (the usual case for the
+tiled and tensor-core GEMMs) is run without the LRU: a check that stops at the first access that would hit
+(then that SM runs the exact LRU) is much cheaper (``_l1_rounds``). ``max_blocks`` simulates only the first blocks in launch
 order, and a launch that would make more than ``budget`` cache accesses is sampled the same way to whole
 waves; the result then says ``sampled: True``. Sampling extrapolates in steady state: a second, shorter prefix
 (half as many blocks in whole waves, and at least the launch order's first reuse period -- a row of tiles, a
 column, a GROUP_M group -- when the sample reaches past it) is simulated too, and the blocks not simulated are
-charged at the rate between the two prefixes, so the cold misses of the first waves are counted once.
+charged at the rate between the two prefixes, so the cold misses of the first waves are counted once. The
+shorter prefix shares the longer one's rounds up to the first round in which a later block issues (``_run``).
 """
 
 
@@ -97,12 +100,13 @@ _N_COUNTERS = 15
 
 
 
-_POP = np.array([bin(i).count("1") for i in range(256)], np.int64)
-
-
 @njit(cache=True, inline='always')
 def _popcount8(x):
-    return _POP[x & 0xFF]
+    """Set bits of the low byte of x (arithmetic: a table is a global array, which costs a reference count per use)."""
+    x &= 0xFF
+    x = x - ((x >> 1) & 0x55)
+    x = (x & 0x33) + ((x >> 2) & 0x33)
+    return (x + (x >> 4)) & 0x0F
 
 
 @njit(cache=True, inline='always')
@@ -149,87 +153,17 @@ def _coalesce(addr, width, mask, sector_shift, ptr, out):
 
 # The per-access helpers below are inlined into the passes (``inline='always'``): a call between compiled functions
 # that passes arrays costs a reference-count update per array, which made an L1 miss ~1.7x slower (same counts).
+# Even inlined, a helper that takes arrays (or a view of one) still pays some; the L2 access is therefore written
+# out in ``_l2_rounds``.
 
-# A cache set is a row of int64 entries kept in recency order (most recent first, so LRU is the last):
-# entry = line << 16 | dirty_mask << 8 | valid_mask, -1 for an empty way. One row of 16 ways is 128 bytes,
+# An L2 set (l2[partition, set]) is a row of int64 entries kept in recency order (most recent first, so LRU is the
+# last): entry = line << 16 | dirty_mask << 8 | valid_mask, -1 for an empty way. One row of 16 ways is 128 bytes,
 # which keeps the simulator's own working set small (the L2 of an H100 is 25,600 such rows).
-
-
-@njit(cache=True, inline='always')
-def _find(row, line):
-    """Way holding ``line`` or -1; a branch-free scan (it vectorises; empty ways hold -1 and never match)."""
-    idx = 0
-    for w in range(row.shape[0]):
-        idx = max(idx, (w + 1) * ((row[w] >> 16) == line))
-    return idx - 1
-
-
-@njit(cache=True, inline='always')
-def _touch(row, w, entry):
-    """Move way w to the front of its set with a new entry value."""
-    for k in range(w, 0, -1):
-        row[k] = row[k - 1]
-    row[0] = entry
-
-
-@njit(cache=True, inline='always')
-def _part_access(l2p, line, smask, is_write, cnt):
-    """One L2 partition (sets x ways): returns the sectors of ``smask`` that were valid; allocates the line if
-    absent (writing back the dirty sectors of the LRU victim), marks ``smask`` valid (and dirty for a store)."""
-    sets = l2p.shape[0]
-    ways = l2p.shape[1]
-    row = l2p[_set_of(line, sets)]
-    w = _find(row, line)
-    if w >= 0:
-        e = row[w]
-        valid = e & 0xFF
-        dirty = (e >> 8) & 0xFF
-        if is_write:
-            dirty |= smask
-        _touch(row, w, (line << 16) | (dirty << 8) | (valid | smask))
-        return smask & valid
-    last = row[ways - 1]
-    if last >= 0:
-        cnt[_C_DRAM_WR_EVICT] += _popcount8((last >> 8) & 0xFF)
-    _touch(row, ways - 1, (line << 16) | ((smask if is_write else 0) << 8) | smask)
-    return 0
 
 
 @njit(cache=True, inline='always')
 def _home_of(line, parts):
     return ((line * np.int64(0x61C8864680B583EB)) >> 33) % parts
-
-
-@njit(cache=True, inline='always')
-def _l2_access(line, smask, is_write, op, sm, n_sm, l2, cnt):
-    """An L2 request of SM ``sm``. The L2 has ``parts`` partitions (l2[p]); SMs are split in contiguous groups,
-    SM sm sitting next to partition sm * parts // n_sm (SM ids are numbered GPC by GPC), and each line has a
-    home partition (a hash of its address). A read looks in the near partition first; sectors it misses
-    are looked up in the home partition (a far hit costs no DRAM traffic) and only home misses read DRAM; the
-    near partition keeps a clean copy. Stores go to the home partition, write-validate (no DRAM read)."""
-    parts = l2.shape[0]
-    home = _home_of(line, parts) if parts > 1 else 0
-    if is_write:
-        cnt[_C_L2_WR] += _popcount8(smask)
-        _part_access(l2[home], line, smask, True, cnt)
-        return
-    near = sm * parts // n_sm
-    n_req = _popcount8(smask)
-    found = _part_access(l2[near], line, smask, False, cnt)
-    cnt[_C_L2_LOOKUP] += n_req
-    cnt[_C_L2_RD_HIT] += _popcount8(found)
-    rest = smask & ~found & 0xFF
-    if rest and near != home:
-        cnt[_C_L2_LOOKUP] += _popcount8(rest)
-        far = _part_access(l2[home], line, rest, False, cnt)
-        nf = _popcount8(far)
-        cnt[_C_L2_RD_HIT] += nf
-        cnt[_C_L2_FAR_HIT] += nf
-        rest &= ~far & 0xFF
-    nm = _popcount8(rest)
-    cnt[_C_L2_RD_MISS] += nm
-    cnt[_C_L2_MISS_A + op] += nm
-    cnt[_C_L2_SECTORS_RD] += n_req
 
 
 # The L1 of one SM is simulated on its own (see ``_run``), so its state stays in the host's caches and an
@@ -336,7 +270,7 @@ def _schedule(blk_tpl, tpl_ninst, n_slots, first_round):
     """Which slot runs each block and from which round: blocks in launch order take the first free slot.
 
     A slot that finishes its block in round r takes the next block, which issues from round r + 1; slots
-    freed in the same round are served in slot order (the order ``_l2_pass`` visits them). The schedule does
+    freed in the same round are served in slot order (the order ``_l2_rounds`` visits them). The schedule does
     not depend on cache state (round-robin issue), so the L1 pass and the L2 pass can both follow it.
     """
     nb = blk_tpl.shape[0]
@@ -355,37 +289,37 @@ def _schedule(blk_tpl, tpl_ninst, n_slots, first_round):
 
 
 @njit(cache=True)
-def _l1_pass(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
-             inst_flags, inst_op, req_sec, l1_sets, l1_ways, sector_shift_line, out, pos, cnt):
-    """Run SM ``sm``'s loads through its L1 in issue order; write each line access's L2-bound sector mask to
-    ``out[pos:]`` and return the new position. Only this SM's L1 state is touched (it stays in the host's cache)."""
+def _l1_rounds(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
+               inst_flags, inst_op, req_sec, sector_shift_line, r0, r1, nb, cur, key, val, prv, nxt, meta, ht, out, pos,
+               cnt, fifo, recent, ring, nc):
+    """Run SM ``sm``'s loads of rounds [r0, r1) through its L1 in issue order, blocks ``>= nb`` left out; write each
+    line access's L2-bound sector mask to ``out[pos:]`` and return the new position. Only this SM's L1 state is
+    touched (it stays in the host's cache); ``cur`` (per slot of the SM: index into its block list) carries on.
+
+    ``fifo`` False: the exact LRU (``_l1_access``). True: every access is taken to miss, which is exact as long as no
+    access hits, and that is checked at every access. While no access has hit, every access inserted its line, so a
+    set of W ways holds the lines of its last W accesses (each missed, so they are distinct), and an access hits iff
+    its line is among them. The accesses of set c are numbered by ``nc[c]``; ``recent[c, h]`` holds the number of the
+    latest access to any line of hash h, so it is at least that of the line's own last access: where it is more than
+    W back, the line is not among the last W and the access misses. Otherwise the last W lines of the set
+    (``ring[c]``, filled round robin from ``nc[sets + c]``) are searched; a line found there would hit: the run stops
+    and -1 is returned (the SM must then run the LRU). The L1's contents are otherwise never read (write-through:
+    nothing is written back), so nothing but the masks and counters is kept.
+    """
     spl_mask = (np.int64(1) << sector_shift_line) - 1
-    key = np.full((l1_sets, l1_ways), -1, np.int64)
-    val = np.zeros((l1_sets, l1_ways), np.int64)
-    prv = np.full((l1_sets, l1_ways), -1, np.int64)
-    nxt = np.full((l1_sets, l1_ways), -1, np.int64)
-    meta = np.zeros((l1_sets, 3), np.int64)
-    meta[:, 0] = -1
-    meta[:, 1] = -1
-    hsize = 2
-    while hsize < 2 * l1_ways:
-        hsize *= 2
-    ht = np.full((l1_sets, hsize), -1, np.int64)
-    cur = np.zeros(bps, np.int64)  # index into the slot's block list
-    last = 0
-    for j in range(bps):
-        s = j * n_sm + sm
-        k1 = slot_blocks_ptr[s + 1]
-        if k1 > slot_blocks_ptr[s]:
-            b = slot_blocks[k1 - 1]
-            last = max(last, start[b] + tpl_ninst[blk_tpl[b]])
-    for r in range(last):
+    l1_sets, l1_ways = key.shape
+    if fifo:
+        l1_sets, l1_ways = ring.shape
+    hmask = recent.shape[1] - 1
+    for r in range(r0, r1):
         for j in range(bps):
             s = j * n_sm + sm
             k = slot_blocks_ptr[s] + cur[j]
             if k >= slot_blocks_ptr[s + 1]:
                 continue
             b = slot_blocks[k]
+            if b >= nb:
+                continue
             t = blk_tpl[b]
             i = r - start[b]
             if i < 0:
@@ -397,40 +331,52 @@ def _l1_pass(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_of
                 continue
             off = blk_off[b, inst_op[gi]]
             jj = inst_ptr[gi]
-            r1 = inst_ptr[gi + 1]
-            while jj < r1:
+            r1_ = inst_ptr[gi + 1]
+            while jj < r1_:
                 sec = req_sec[jj] + off
                 line = sec >> sector_shift_line
                 smask = np.int64(1) << (sec & spl_mask)
                 jj += 1
-                while jj < r1 and ((req_sec[jj] + off) >> sector_shift_line) == line:
+                while jj < r1_ and ((req_sec[jj] + off) >> sector_shift_line) == line:
                     smask |= np.int64(1) << ((req_sec[jj] + off) & spl_mask)
                     jj += 1
-                out[pos] = _l1_access(line, smask, key, val, prv, nxt, meta, ht, cnt)
+                if not fifo:
+                    out[pos] = _l1_access(line, smask, key, val, prv, nxt, meta, ht, cnt)
+                else:
+                    c = _set_of(line, l1_sets)
+                    n = nc[c]
+                    h = ((line * np.int64(-7046029254386353131)) >> 20) & hmask
+                    if n - recent[c, h] <= l1_ways:
+                        for w in range(l1_ways):
+                            if ring[c, w] == line:
+                                return -1
+                    recent[c, h] = n
+                    nc[c] = n + 1
+                    rp = nc[l1_sets + c]
+                    ring[c, rp] = line
+                    nc[l1_sets + c] = rp + 1 if rp + 1 < l1_ways else 0
+                    cnt[_C_L1_MISS] += _popcount8(smask)
+                    out[pos] = smask
                 pos += 1
     return pos
 
 
 @njit(cache=True)
-def _l2_pass(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
-             inst_flags, inst_op, req_sec, l1_out, l1_pos, l2, sector_shift_line, cnt):
-    """Every block in its slot, round-robin by warp instruction: each round, every resident block issues its
-    next instruction, in slot order. L1-routed loads take their L2-bound masks from the L1 pass."""
+def _l2_rounds(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
+               inst_flags, inst_op, req_sec, l1_out, l1_pos, l2, sector_shift_line, r0, r1, nb, cur, cnt):
+    """Every block in its slot, round-robin by warp instruction, rounds [r0, r1), blocks ``>= nb`` left out: each
+    round, every resident block issues its next instruction, in slot order. L1-routed loads take their L2-bound
+    masks from the L1 pass (``l1_out[l1_pos[sm]]``); ``cur`` (per slot) and ``l1_pos`` carry on."""
     spl_mask = (np.int64(1) << sector_shift_line) - 1
-    cur = np.zeros(n_slots, np.int64)
-    last = 0
-    for s in range(n_slots):
-        k1 = slot_blocks_ptr[s + 1]
-        if k1 > slot_blocks_ptr[s]:
-            b = slot_blocks[k1 - 1]
-            last = max(last, start[b] + tpl_ninst[blk_tpl[b]])
-    cnt[_C_ROUNDS] = last
-    for r in range(last):
+    parts, sets, ways = l2.shape
+    for r in range(r0, r1):
         for s in range(n_slots):
             k = slot_blocks_ptr[s] + cur[s]
             if k >= slot_blocks_ptr[s + 1]:
                 continue
             b = slot_blocks[k]
+            if b >= nb:
+                continue
             t = blk_tpl[b]
             i = r - start[b]
             if i < 0:
@@ -444,46 +390,226 @@ def _l2_pass(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_of
             off = blk_off[b, op]
             sm = s % n_sm
             j = inst_ptr[gi]
-            r1 = inst_ptr[gi + 1]
-            while j < r1:
+            r1_ = inst_ptr[gi + 1]
+            while j < r1_:
                 sec = req_sec[j] + off
                 line = sec >> sector_shift_line
                 smask = np.int64(1) << (sec & spl_mask)
                 j += 1
-                while j < r1 and ((req_sec[j] + off) >> sector_shift_line) == line:
+                while j < r1_ and ((req_sec[j] + off) >> sector_shift_line) == line:
                     smask |= np.int64(1) << ((req_sec[j] + off) & spl_mask)
                     j += 1
                 if fl != 0:
-                    cnt[_C_L2_REQ] += 1
-                    _l2_access(line, smask, is_write, op, sm, n_sm, l2, cnt)
+                    m = smask
                 else:
                     cnt[_C_L1_REQ] += 1
-                    miss = l1_out[l1_pos[sm]]
+                    m = l1_out[l1_pos[sm]]
                     l1_pos[sm] += 1
-                    if miss:
-                        cnt[_C_L2_REQ] += 1
-                        _l2_access(line, miss, False, op, sm, n_sm, l2, cnt)
+                    if m == 0:
+                        continue
+                cnt[_C_L2_REQ] += 1
+                # The L2 request (mask m) of SM sm. The L2 has ``parts`` partitions (l2[p]); SMs are split in
+                # contiguous groups, SM sm sitting next to partition sm * parts // n_sm (SM ids are numbered GPC by
+                # GPC), and each line has a home partition (a hash of its address). A read looks in the near
+                # partition first; sectors it misses are looked up in the home partition (a far hit costs no DRAM
+                # traffic) and only home misses read DRAM; the near partition keeps a clean copy. Stores go to the
+                # home partition, write-validate (no DRAM read).
+                home = _home_of(line, parts) if parts > 1 else 0
+                near = sm * parts // n_sm
+                if is_write:
+                    cnt[_C_L2_WR] += _popcount8(m)
+                    p = home
+                else:
+                    n_req = _popcount8(m)
+                    cnt[_C_L2_LOOKUP] += n_req
+                    cnt[_C_L2_SECTORS_RD] += n_req
+                    p = near
+                rest = m
+                while True:
+                    # One partition (l2[p], sets x ways; a set's row is kept most recent first): the sectors of
+                    # ``rest`` that were valid are ``found``; the line is allocated if absent (the dirty sectors of the
+                    # LRU victim are written back), ``rest`` is marked valid (and dirty for a store). Written out here
+                    # rather than in a helper: a compiled function that takes arrays, even inlined, pays reference
+                    # counts per call, and views (l2[p], a row) do too -- together ~1.5x a request (same counts).
+                    st = _set_of(line, sets)
+                    idx = 0
+                    for w in range(ways):  # the way holding the line: a branch-free scan (empty ways hold -1)
+                        idx = max(idx, (w + 1) * ((l2[p, st, w] >> 16) == line))
+                    w = idx - 1
+                    if w >= 0:
+                        e = l2[p, st, w]
+                        valid = e & 0xFF
+                        dirty = (e >> 8) & 0xFF
+                        if is_write:
+                            dirty |= rest
+                        entry = (line << 16) | (dirty << 8) | (valid | rest)
+                        found = rest & valid
+                    else:
+                        w = ways - 1
+                        victim = l2[p, st, w]
+                        if victim >= 0:
+                            cnt[_C_DRAM_WR_EVICT] += _popcount8((victim >> 8) & 0xFF)
+                        entry = (line << 16) | ((rest if is_write else 0) << 8) | rest
+                        found = 0
+                    for k in range(w, 0, -1):  # way w moves to the front with its new entry
+                        l2[p, st, k] = l2[p, st, k - 1]
+                    l2[p, st, 0] = entry
+                    if is_write:
+                        break
+                    nf = _popcount8(found)
+                    cnt[_C_L2_RD_HIT] += nf
+                    rest &= ~found & 0xFF
+                    if p != near:  # the far lookup
+                        cnt[_C_L2_FAR_HIT] += nf
+                        break
+                    if rest == 0 or near == home:
+                        break
+                    cnt[_C_L2_LOOKUP] += _popcount8(rest)
+                    p = home
+                if not is_write:
+                    nm = _popcount8(rest)
+                    cnt[_C_L2_RD_MISS] += nm
+                    cnt[_C_L2_MISS_A + op] += nm
+
+
+def _l1_state(l1_sets, l1_ways):
+    """A cold L1 of one SM: (key, val, prv, nxt, meta, ht), see ``_l1_access``."""
+    meta = np.zeros((l1_sets, 3), np.int64)
+    meta[:, :2] = -1
+    hsize = 2
+    while hsize < 2 * l1_ways:
+        hsize *= 2
+    return (np.full((l1_sets, l1_ways), -1, np.int64), np.zeros((l1_sets, l1_ways), np.int64),
+            np.full((l1_sets, l1_ways), -1, np.int64), np.full((l1_sets, l1_ways), -1, np.int64), meta,
+            np.full((l1_sets, hsize), -1, np.int64))
 
 
 def _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, req_sec, n_slots, n_sm, l1_sets,
-         l1_ways, l2, sector_shift_line, cnt, l1_lines_per_tpl, first_round):
-    """The schedule, then each SM's L1 (one SM at a time), then the shared L2 in global issue order."""
+         l1_ways, l2_shape, sector_shift_line, l1_lines_per_tpl, first_round, n1=0):
+    """Counters and end state of the launch's blocks from cold caches: the schedule, then each SM's L1 (one SM at
+    a time), then the shared L2 in global issue order. Returns ``[(cnt, l2)]`` for all blocks and, where
+    ``0 < n1 < len(blk_tpl)``, a second pair for the first ``n1`` blocks alone.
+
+    The second run shares the first one's work up to round ``start[n1]``: blocks take slots in launch order, so the
+    first n1 blocks are scheduled alike in both runs and no later block issues before block n1 starts -- up to that
+    round both runs make the same accesses in the same order. The caches are copied there and each run goes on by
+    itself (the short one leaving the later blocks out)."""
+    nb = blk_tpl.shape[0]
+    two = 0 < n1 < nb
     bps = n_slots // n_sm
     slot_of, start = _schedule(blk_tpl, tpl_ninst, n_slots, first_round)
     order = np.argsort(slot_of, kind="stable")  # blocks grouped by slot, in launch order within a slot
     slot_blocks = order.astype(np.int64)
     slot_blocks_ptr = np.concatenate([[0], np.cumsum(np.bincount(slot_of, minlength=n_slots))]).astype(np.int64)
-    l1_accesses = np.bincount(slot_of % n_sm, weights=l1_lines_per_tpl[blk_tpl], minlength=n_sm).astype(np.int64)
-    base = np.concatenate([[0], np.cumsum(l1_accesses)]).astype(np.int64)
-    out = np.zeros(max(int(base[-1]), 1), np.uint8)
+    end = start + tpl_ninst[blk_tpl]
+    last = int(end.max())
+    last1 = int(end[:n1].max()) if two else 0
+    split = int(start[n1]) if two else last  # first round in which a block >= n1 issues
+
+    def bases(k):
+        acc = np.bincount(slot_of[:k] % n_sm, weights=l1_lines_per_tpl[blk_tpl[:k]], minlength=n_sm).astype(np.int64)
+        base = np.concatenate([[0], np.cumsum(acc)]).astype(np.int64)
+        return base, np.zeros(max(int(base[-1]), 1), np.uint8)
+
+    base, out = bases(nb)
+    base1, out1 = bases(n1) if two else (base, out)
+    cnt = np.zeros(_N_COUNTERS, np.int64)
+    cnt1 = np.zeros(_N_COUNTERS, np.int64)
+    args = (n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
+            inst_flags, inst_op, req_sec, sector_shift_line)
+    no_state = _l1_state(1, 1)
+    # the no-hit check (``_l1_rounds``): per set the accesses so far and the ring position, the last W lines, and the
+    # latest access number per line hash; numbers go on from run to run (above every one held: the sets start empty)
+    nc = np.zeros(2 * l1_sets, np.int64)
+    ring = np.zeros((l1_sets, l1_ways), np.int64)
+    hsize = 1 << 15
+    while hsize < 32 * l1_ways:
+        hsize *= 2
+    # numbers grow by the accesses of both runs and W + 1 per SM and run; int32 while they stay below 2**31
+    big = 2 * int(base[-1]) + 2 * n_sm * (l1_ways + 1) >= 2**31 - 1
+    recent = np.full((l1_sets, hsize), -(l1_ways + 2), np.int64 if big else np.int32)
+    first_free = 0
+
+    def l1_fifo(sm):
+        """SM sm's L1 accesses of both runs where none hits (``_l1_rounds`` with fifo); False where one would. The
+        short run goes on from a copy of the check's state at the split round."""
+        nonlocal first_free
+        nc[:l1_sets] = first_free
+        nc[l1_sets:] = 0
+        ring[:] = np.iinfo(np.int64).min  # no line (a line is a sector >> 2 or more)
+        cur = np.zeros(bps, np.int64)
+        c = np.zeros(_N_COUNTERS, np.int64)
+        pos = _l1_rounds(sm, *args, 0, split, nb, cur, *no_state, out, base[sm], c, True, recent, ring, nc)
+        if pos >= 0 and two:
+            shared = pos - base[sm]
+            out1[base1[sm]:base1[sm] + shared] = out[base[sm]:pos]
+            saved = (recent.copy(), ring.copy(), nc.copy(), cur.copy(), c.copy())
+        if pos >= 0:
+            pos = _l1_rounds(sm, *args, split, last, nb, cur, *no_state, out, pos, c, True, recent, ring, nc)
+        first_free = max(first_free, int(nc[:l1_sets].max()) + l1_ways + 1)
+        if pos < 0:
+            return False
+        if pos != base[sm + 1]:
+            raise AssertionError(f"L1 pass of SM {sm} made {pos - base[sm]} accesses, expected {base[sm + 1] - base[sm]}")
+        if two:
+            recent[:], ring[:], nc[:] = saved[:3]
+            cur1, c1 = saved[3:]
+            pos = _l1_rounds(sm, *args, split, last1, n1, cur1, *no_state, out1, base1[sm] + shared, c1, True, recent,
+                             ring, nc)
+            first_free = max(first_free, int(nc[:l1_sets].max()) + l1_ways + 1)
+            if pos < 0:
+                return False
+            if pos != base1[sm + 1]:
+                raise AssertionError(f"L1 pass of SM {sm} (first {n1} blocks) made {pos - base1[sm]} accesses, "
+                                     f"expected {base1[sm + 1] - base1[sm]}")
+            cnt1[:] += c1
+        cnt[:] += c
+        return True
+
+    def l1_lru(sm):
+        """SM sm's L1 accesses of both runs, exact LRU; the short run goes on from a copy at the split round."""
+        st = _l1_state(l1_sets, l1_ways)
+        cur = np.zeros(bps, np.int64)
+        c = np.zeros(_N_COUNTERS, np.int64)
+        pos = _l1_rounds(sm, *args, 0, split, nb, cur, *st, out, base[sm], c, False, recent, ring, nc)
+        if two:
+            shared = pos - base[sm]
+            out1[base1[sm]:base1[sm] + shared] = out[base[sm]:pos]
+            st1, cur1, c1 = tuple(x.copy() for x in st), cur.copy(), c.copy()
+        pos = _l1_rounds(sm, *args, split, last, nb, cur, *st, out, pos, c, False, recent, ring, nc)
+        if pos != base[sm + 1]:
+            raise AssertionError(f"L1 pass of SM {sm} made {pos - base[sm]} accesses, expected {base[sm + 1] - base[sm]}")
+        cnt[:] += c
+        if two:
+            pos = _l1_rounds(sm, *args, split, last1, n1, cur1, *st1, out1, base1[sm] + shared, c1, False, recent,
+                             ring, nc)
+            if pos != base1[sm + 1]:
+                raise AssertionError(f"L1 pass of SM {sm} (first {n1} blocks) made {pos - base1[sm]} accesses, "
+                                     f"expected {base1[sm + 1] - base1[sm]}")
+            cnt1[:] += c1
+
     for sm in range(n_sm):
-        end = _l1_pass(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst,
-                       inst_ptr, inst_flags, inst_op, req_sec, l1_sets, l1_ways, sector_shift_line, out, base[sm], cnt)
-        if end != base[sm + 1]:
-            raise AssertionError(f"L1 pass of SM {sm} made {end - base[sm]} accesses, expected {base[sm + 1] - base[sm]}")
+        if not (l1_ways and l1_fifo(sm)):
+            l1_lru(sm)
+    l2 = np.full(l2_shape, -1, np.int64)
     l1_pos = base[:-1].copy()
-    _l2_pass(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
-             inst_flags, inst_op, req_sec, out, l1_pos, l2, sector_shift_line, cnt)
+    cur = np.zeros(n_slots, np.int64)
+    c2 = np.zeros(_N_COUNTERS, np.int64)
+    args = (n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
+            inst_flags, inst_op, req_sec)
+    _l2_rounds(*args, out, l1_pos, l2, sector_shift_line, 0, split, nb, cur, c2)
+    if two:
+        l2b, cur1, pos1, c2b = l2.copy(), cur.copy(), l1_pos - base[:-1] + base1[:-1], c2.copy()
+    _l2_rounds(*args, out, l1_pos, l2, sector_shift_line, split, last, nb, cur, c2)
+    cnt += c2
+    cnt[_C_ROUNDS] = last
+    res = [(cnt, l2)]
+    if two:
+        _l2_rounds(*args, out1, pos1, l2b, sector_shift_line, split, last1, n1, cur1, c2b)
+        cnt1 += c2b
+        cnt1[_C_ROUNDS] = last1
+        res.append((cnt1, l2b))
+    return res
 
 
 @njit(cache=True)
@@ -686,17 +812,6 @@ def simulate_memory(
     n_slots = n_sm * blocks_per_sm
     first_round = (float(stagger) * np.arange(n_slots) / n_slots * int(tpl_ninst[0])).astype(np.int64)
 
-    def run_prefix(nb: int) -> tuple[np.ndarray, int]:
-        """Counters of the first ``nb`` blocks in launch order, from cold caches (and the dirty sectors left)."""
-        l2 = np.full((parts, machine.l2_sets // parts, machine.l2.ways), -1, np.int64)
-        cnt = np.zeros(_N_COUNTERS, np.int64)
-        _run(blk_tpl[:nb], blk_off[:nb], tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, req_sec, n_slots, n_sm,
-             l1_sets, l1_ways, l2, spl_shift, cnt, l1_lines_per_tpl, first_round)
-        return cnt, int(_dirty_sectors(l2))
-
-    cnt, dirty_end = run_prefix(n_sim)
-    cnt = cnt.astype(np.float64)
-    dirty = float(dirty_end)
     n1 = 0
     if n_sim < n_total:
         # Steady-state sampling: the first blocks pay the cold misses of a whole launch (at N = 2048 all of B
@@ -706,8 +821,15 @@ def simulate_memory(
         n1 = (n_sim // 2) // wave * wave if n_sim >= 2 * wave else n_sim // 2
         if n1 < period and n_sim - period >= min(wave, n_sim // 4):
             n1 = period  # the short prefix holds the cold first period; the rate comes from warm blocks
+    # both prefixes from cold caches in one run (the short one shares the long one's first rounds, see ``_run``)
+    runs = _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, req_sec, n_slots, n_sm,
+                l1_sets, l1_ways, (parts, machine.l2_sets // parts, machine.l2.ways), spl_shift, l1_lines_per_tpl,
+                first_round, n1)
+    cnt = runs[0][0].astype(np.float64)
+    dirty = float(_dirty_sectors(runs[0][1]))
+    if n_sim < n_total:
         if n1 >= 1:
-            c1, d1 = run_prefix(n1)
+            c1, d1 = runs[1][0], int(_dirty_sectors(runs[1][1]))
             rest = (n_total - n_sim) / (n_sim - n1)
             cnt = cnt + (cnt - c1) * rest
             dirty = dirty + (dirty - d1) * rest
