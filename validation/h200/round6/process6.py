@@ -180,6 +180,14 @@ def main() -> int:
         print(f"  {r['build']:5s} {r['kernel']:18s} S={r['stages']} {r['warps']} warps: {r['slots']:5.0f} instr, model {r['model_alone_clk']:6.1f}"
               f"  one block {r['measured_one_block_clk']:7.1f} (x{r['ratio_one_block']:.2f})  full grid {r['measured_full_grid_clk']:7.1f}"
               f" ({r['blocks_per_sm_full']} blocks/SM)")
+    traces = []
+    for (BM, BN, BK, WM, WN, S, cp), ins in kernels(RAW / "ncu_plain_source.csv.gz").items():
+        if cp:
+            region, n = copy_region(ins)
+            t = trace(region, n)
+            slots, clk = copy_phase(t, lat)
+            traces.append(dict(kernel=f"mma_{BM}x{BN}_w{WM}x{WN}", stages=S, slots=slots, chain_clk=clk, copy_trace=t))
+    write(HERE / "copy_traces6.csv", traces)  # round 4's kernels' copy traces (the model's kernel parameter copy_trace)
     print("ncu samples in the copy phase (share of the k-loop's samples; leading reasons, share of the k-loop's samples):")
     for r in stall_summary():
         print(f"  {r['kernel']:18s} S={r['stages']}: {r['copy_instr_per_warp_step']:5.1f} instr/warp-step, "
