@@ -296,12 +296,13 @@ def copy_phase(trace: str, latency: dict) -> tuple[float, float]:
 
 
 def copy_segments(trace: str, latency: dict) -> tuple:
-    """One warp's copy code issued alone, in order: (issue slots, cycles from its first issue to its last + 1).
+    """One warp's copy code issued alone, in order, as runs of issue and the waits between them.
 
     ``trace``: the instructions the warp executes in its copy phase of one k-step, in order (e.g. from the kernel's
     SASS and ncu's executed counts), space-separated tokens ``kind[/dst,...][<src,...]`` with register names (R12,
-    P0, UR4 ...; a source ``@P0`` is the predicate guarding the instruction), kinds in :data:`COPY_KINDS`: ``alu`` (integer ALU / IMAD: IADD3, LOP3, LEA, ISETP, IMAD ...),
-    ``wide`` (IMAD.WIDE), ``s2r`` / ``s2ur`` (special-register reads), ``ldc`` (constant loads), ``bra`` / ``brat``
+    P0, UR4 ...; a source ``@P0`` is the predicate guarding the instruction), kinds in :data:`COPY_KINDS`: ``alu``
+    (integer ALU / IMAD: IADD3, LOP3, LEA, ISETP, IMAD ...), ``wide`` (IMAD.WIDE), ``s2r`` / ``s2ur`` (special-register
+    reads), ``ldc`` (constant loads), ``bra`` / ``brat``
     (a conditional branch falling through / taken), ``sync`` (BSYNC: the warp's reconvergence point after a branch),
     ``ldgsts`` (cp.async), ``slot`` (one issue slot, no result: BSSY, LDGDEPBAR, predicated-off instructions).
     ``latency``: cycles, measured: for a kind with results, from its issue until a dependent instruction may issue
@@ -355,9 +356,9 @@ def copy_segments(trace: str, latency: dict) -> tuple:
     if run:
         segs.append((run, 0.0))
     merged = []
-    for n, w in segs:  # a run with no wait after it continues into the next
-        if merged and merged[-1][1] == 0.0:
-            merged[-1] = (merged[-1][0] + n, w)
+    for n, w in segs:  # a run with no wait after it continues into the next; waits with no run between them add
+        if merged and (merged[-1][1] == 0.0 or n == 0):
+            merged[-1] = (merged[-1][0] + n, merged[-1][1] + w)
         elif n or w:
             merged.append((n, w))
     return tuple((float(n), float(w)) for n, w in merged)

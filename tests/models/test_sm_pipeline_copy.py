@@ -113,3 +113,32 @@ def test_a_copy_trace_of_unknown_tokens_is_refused():
 def test_replace_keeps_the_chain():
     c = sp.StepCost(steps=4, stages=2, warps=4, mma_clk=100.0, copy_latency_clk=0.0, copy_chain_clk=50.0)
     assert replace(c, stages=3).copy_chain_clk == 50.0
+
+
+def test_copy_segments_are_the_runs_of_issue_and_the_waits_between_them():
+    segs = sp.copy_segments("alu/P0<R1 brat<@P0 sync alu/R2<R9", LAT)
+    # compare (1 slot), wait 13 for its guard; the taken branch (1), 10 more; BSYNC (1), 20 more; the add (1)
+    assert segs == ((1.0, 13.0), (1.0, 10.0), (1.0, 20.0), (1.0, 0.0))
+    assert sp.copy_phase("alu/P0<R1 brat<@P0 sync alu/R2<R9", LAT) == (4.0, 47.0)
+    assert sp.copy_segments("alu/R1 alu/R2 alu/R3", LAT) == ((3.0, 0.0),)  # no wait: one run
+    for trace in (TRACE, "s2r/R1 ldc/R2 alu/R3<R1,R2 bra<@P0 alu/R4<R3"):
+        segs = sp.copy_segments(trace, LAT)
+        assert sum(n for n, _ in segs) == len(trace.split())
+        assert all(n > 0 for n, _ in segs)  # waits with no issue between them are one wait
+
+
+def _segment_step(warps, segments):
+    groups = (((), 4.0, 0.0, ()),) * 2  # per warp: 8 mma of 6 cycles, no fragment wait
+    cost = sp.StepCost(steps=24, stages=2, warps=warps, mma_clk=6.0 * 8 * warps / 4, copy_latency_clk=0.0,
+                       issue_with_mma=True, groups=groups, copy_segments=segments)
+    return sp.pipeline_time(cost, 1).step_clk
+
+
+def test_other_warps_issue_during_a_copy_phases_waits():
+    segs = ((5.0, 100.0), (5.0, 0.0))
+    assert _segment_step(4, segs) == pytest.approx(110.0 + 48.0, rel=1e-6)  # alone on its SMSP: the whole chain
+    # four warps per SMSP: 4 x (10 + 48) = 232 cycles of issue; the waits overlap other warps' issue
+    t = _segment_step(16, segs)
+    assert 232.0 - 1e-6 <= t < 4 * (110.0 + 48.0)
+    with pytest.raises(KernelError):
+        sp.StepCost(steps=4, stages=2, warps=4, mma_clk=100.0, copy_latency_clk=0.0, copy_segments=((1.0, -1.0),))
