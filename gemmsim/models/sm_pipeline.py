@@ -213,6 +213,7 @@ class PipelineTime:
     latency_clk: float = 0.0  # the copy latency the steady state ran with (unloaded + queue waits)
     queue_wait_clk: float = 0.0  # of which queueing (loaded latency)
     rho: tuple = ()  # utilisation of each of ``cost.queues`` in the steady state
+    copy_phase_clk: float = 0.0  # with copy_segments: a warp's copy phase under load, mean cycles in the steady state
 
     @property
     def bound(self) -> str:
@@ -374,6 +375,7 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
     t_warp = cost.warp_clk
     t_mma = cost.mma_clk * P / cost.warps
     parts = dict.fromkeys(PARTS, 0.0)
+    copy_phase = [0.0, 0]  # summed durations of the warps' copy phases, and how many
     ends = []
 
     def hold(res, dt):
@@ -404,11 +406,14 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
         and its share of other issue hold the warp's SMSP."""
         loads = []
         if cost.copy_segments:  # its copy code run by run: each run of issue queues for the SMSP, the chain's waits free it
+            t0 = env.now
             for n, w in cost.copy_segments:
                 if n:
                     yield from hold(smsp[s], n)
                 if w:
                     yield env.timeout(w)
+            copy_phase[0] += env.now - t0
+            copy_phase[1] += 1
         elif cost.copy_issue_clk or cost.copy_chain_clk:  # its copy issue slots, within its copy code's dependent chain
             t0 = env.now
             if cost.copy_issue_clk:
@@ -505,7 +510,7 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
     for b in range(blocks):
         env.process(run(b))
     env.run()
-    return (max(ends) if ends else 0.0), parts
+    return (max(ends) if ends else 0.0), {**parts, "_copy_phase": copy_phase[0], "_copy_n": copy_phase[1]}
 
 
 def pipeline_time(cost: StepCost, blocks: int = 1) -> PipelineTime:
@@ -551,20 +556,23 @@ def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
         if d >= 1:
             t0, p0 = _simulate(cost, blocks, n - d)
             step, sim_steps = (t - t0) / d, d
+            cp = (parts["_copy_phase"] - p0["_copy_phase"], parts["_copy_n"] - p0["_copy_n"])
             parts = {k: parts[k] - p0[k] for k in PARTS}
         else:
             step, sim_steps = t, 1
+            cp = (parts["_copy_phase"], parts["_copy_n"])
     else:
         t1, p1 = _simulate(cost, blocks, w)
         t2, p2 = _simulate(cost, blocks, 2 * w)
         step = (t2 - t1) / w
         t = t2 + (n - 2 * w) * step
         parts = {k: p2[k] - p1[k] for k in PARTS}  # steady state: the second window only
+        cp = (p2["_copy_phase"] - p1["_copy_phase"], p2["_copy_n"] - p1["_copy_n"])
         sim_steps = w
-    per_block_step = {k: v / (blocks * sim_steps) for k, v in parts.items()}
+    per_block_step = {k: v / (blocks * sim_steps) for k, v in parts.items() if k in PARTS}
     busy = blocks * cost.mma_clk / step if step > 0 else 0.0
     return PipelineTime(cycles=t, blocks=blocks, steps=n, step_clk=step, parts=per_block_step, tensor_busy=min(busy, 1.0),
-                        latency_clk=cost.copy_latency_clk)
+                        latency_clk=cost.copy_latency_clk, copy_phase_clk=cp[0] / cp[1] if cp[1] else 0.0)
 
 
 @dataclass(frozen=True)

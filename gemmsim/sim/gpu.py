@@ -538,7 +538,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
                    pipe_copy_clk=pcost.copy_total_clk, pipe_compute_clk=pcost.compute_clk, pipe_issue_clk=pcost.issue_clk,
                    pipe_copy_issue_clk=pcost.copy_issue_clk,
                    pipe_closed_form_step_clk=pcost.closed_form_step_clk(), pipe_latency_clk=pipe.latency_clk,
-                   pipe_queue_wait_clk=pipe.queue_wait_clk,
+                   pipe_queue_wait_clk=pipe.queue_wait_clk, pipe_copy_phase_clk=pipe.copy_phase_clk,
                    **{f"pipe_rho_{q[0]}": r for q, r in zip(pcost.queues, pipe.rho)},
                    **{f"pipe_{k}_clk": v for k, v in pipe.parts.items()})
     row.update(reference_columns(m.name, case.kernel, case.params, spec, M, N, K, case.dtype, clock))

@@ -142,3 +142,16 @@ def test_other_warps_issue_during_a_copy_phases_waits():
     assert 232.0 - 1e-6 <= t < 4 * (110.0 + 48.0)
     with pytest.raises(KernelError):
         sp.StepCost(steps=4, stages=2, warps=4, mma_clk=100.0, copy_latency_clk=0.0, copy_segments=((1.0, -1.0),))
+
+
+def test_the_copy_phase_under_load_is_reported():
+    groups = (((), 4.0, 0.0, ()),) * 2
+    for warps in (4, 16):
+        cost = sp.StepCost(steps=24, stages=2, warps=warps, mma_clk=6.0 * 8 * warps / 4, copy_latency_clk=0.0,
+                           issue_with_mma=True, groups=groups, copy_segments=((5.0, 100.0), (5.0, 0.0)))
+        got = sp.pipeline_time(cost, 1).copy_phase_clk
+        if warps == 4:
+            assert got == pytest.approx(110.0, rel=1e-6)  # alone on its SMSP: its chain
+        else:
+            assert 110.0 < got < 110.0 + 3 * 58.0 + 1e-6  # behind at most the three other warps' issue
+    assert sp.pipeline_time(replace(cost, copy_segments=()), 1).copy_phase_clk == 0.0

@@ -256,6 +256,7 @@ def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
                        model_step_clk=at.get("pipe_step_clk", float("nan")),
                        model_latency_clk=at.get("pipe_latency_clk", float("nan")),
                        model_queue_wait_clk=at.get("pipe_queue_wait_clk", float("nan")),
+                       model_copy_phase_clk=at.get("pipe_copy_phase_clk", float("nan")),
                        **{k.replace("pipe_", "model_"): v for k, v in at.items() if k.startswith("pipe_rho_")},
                        **{f"model_{k}": at.get(f"pipe_{k}_clk", float("nan")) for k in ("copy_wait", "barrier", "mma", "contention")})
             row["ratio"] = row["model_tflops"] / row["measured_tflops"]
@@ -350,6 +351,31 @@ def report_stages(rows: list[dict]) -> None:
               f"(S >= 2 spread: measured {spread('measured_tflops'):.1%}, model {spread('model_tflops'):.1%})")
     print(f"S ranking exact in {exact} of {len(groups)} (kernel, size) groups; the slowest S the same in {first}")
     rank_with_ties(groups, tie_threshold(DATA), round4_launches())
+
+
+def copy_phase_vs_measured(rows: list[dict]) -> None:
+    """A warp's copy phase under load in the model (M = 4096) against round 6's in-kernel clock of the same kernels'
+    copy phase (-DCOPY_CLOCK build, the full 4096^3 grid; and one block alone): a check, not an input."""
+    import csv as _csv
+
+    meas = {}
+    for size in (128, 4096):
+        f = ROUND6 / "raw" / f"copyclock_clk_{size}.csv"
+        if not f.exists():
+            return
+        by = {}
+        for r in _csv.DictReader(f.open()):
+            by.setdefault((r["kernel"], int(r["stages"])), []).append(float(r["copy_clk_per_warp_phase"]))
+        for k, v in by.items():
+            meas[(*k, size)] = statistics.median(v[1:])
+    print("copy phase per warp and k-step under load (M = 4096): model vs round 6's in-kernel clock (full grid; one block alone)")
+    for r in rows:
+        if r["M"] != 4096 or not r.get("model_copy_phase_clk") == r.get("model_copy_phase_clk"):
+            continue
+        full, alone = meas.get((r["kernel"], r["stages"], 4096)), meas.get((r["kernel"], r["stages"], 128))
+        if full:
+            print(f"  {r['kernel']:18s} S={r['stages']}: model {r['model_copy_phase_clk']:6.0f}   measured {full:6.0f} "
+                  f"(ratio {r['model_copy_phase_clk'] / full:.2f}; alone {alone:4.0f})")
 
 
 def tie_threshold(data: Path) -> float:
@@ -581,6 +607,7 @@ def main(argv: list[str]) -> int:
         write_csv(HERE / "model_tc_stages.csv", st)
         report_stages(st)
         copy_wait_vs_ncu(st, read(data / "mma_stalls.csv") if (data / "mma_stalls.csv").exists() else [])
+        copy_phase_vs_measured(st)
     cb = cublas_rows(h, data, launch) if (data / "cublas_sweep.csv").exists() and "cublas" in only else []
     if cb:
         write_csv(HERE / "model_tc_cublas.csv", cb)
