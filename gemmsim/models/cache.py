@@ -312,6 +312,22 @@ def _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
 
 
 @njit(nogil=True, inline="always")
+def _flush(cnt, done, lm, sth, stm, wb, inv, records, write_back, write_allocate):
+    """Add one call of ``_small_body`` to a cache's counters: ``done`` records looked up, of which ``lm`` load
+    misses (or, write-back and write-allocate, derived from the ``records`` sent on), ``sth``/``stm`` store hits
+    and misses, ``wb`` write-backs, ``inv`` fills of an invalid way (a fill of a valid way is an eviction)."""
+    if write_back and write_allocate:
+        lm = records - wb - stm
+    fills = lm + stm if write_allocate else lm
+    cnt[0, 0] += done - lm - sth - stm
+    cnt[0, 1] += lm
+    cnt[0, 2] += sth
+    cnt[0, 3] += stm
+    cnt[0, 4] += wb
+    cnt[0, 5] += fills - inv
+
+
+@njit(nogil=True, inline="always")
 def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
                 out, tl, tout, wt, pow2, used, narrow, trusted, vec):  # fmt: skip
     """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
@@ -349,12 +365,16 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
     line_word = _U(1) << sh  # a whole-line load record's size word
     store_bit = _U(1) << _U(32)
     rng = _U(st[1])
-    lh = 0
+    # Counted as they happen: store hits and misses, write-backs, fills of an invalid way, invalidate records
+    # skipped; load misses too unless write-back and write-allocate, where every record sent on is a miss's line
+    # load or a write-back (so load misses = records - write-backs - store misses). Load hits and evictions follow
+    # at the end (_flush): the hit paths count nothing.
     lm = 0
     sth = 0
     stm = 0
     wb = 0
-    ev = 0
+    inv = 0
+    skipped = 0
     w = _U(0)
     uwt = _U(wt)
     run_ln = _U(0xFFFFFFFFFFFFFFFF)  # the line the previous access left cached (all ones: none), and its slot in tags
@@ -375,16 +395,12 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         meta = inp[_U(2) * ui + _U(1)]
         kind = (meta >> _U(32)) & _U(0xFF)
         if not trusted and kind == _U(2):
+            skipped += 1
             continue  # an invalidate record: this level takes no part in coherence
         ln = a >> sh
         if not trusted and ((a + (meta & _M32) - _U(1)) >> sh) != ln:
             st[1] = np.int64(rng)
-            cnt[0, 0] += lh
-            cnt[0, 1] += lm
-            cnt[0, 2] += sth
-            cnt[0, 3] += stm
-            cnt[0, 4] += wb
-            cnt[0, 5] += ev
+            _flush(cnt, i - start - skipped, lm, sth, stm, wb, inv, np.int64(w), write_back, write_allocate)
             if used:
                 tst[0] = tclock
                 tcnt[0, 0] += thits
@@ -439,8 +455,6 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                     out[_U(2) * w] = a
                     out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
                     w += _U(1)
-            else:
-                lh += 1
             continue
         run_ln = _U(0xFFFFFFFFFFFFFFFF)
         sln = np.int64(ln)
@@ -510,12 +524,10 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                     dirty[run_at] = 1
                 else:
                     through = True
-            else:
-                lh += 1
         else:
             if store:
                 stm += 1
-            else:
+            elif not (write_back and write_allocate):
                 lm += 1
             if store and not write_allocate:
                 through = True
@@ -540,13 +552,13 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                     order[s] = (((o << u4) | v) & wmask) | unused
                 at = base + v
                 vt = tags[at]
-                if vt >= 0:
-                    ev += 1
-                    if dirty[at]:
-                        wb += 1
-                        out[_U(2) * w] = _U(vt) << sh
-                        out[_U(2) * w + _U(1)] = line_word | core_word | store_bit
-                        w += _U(1)
+                if vt < 0:
+                    inv += 1
+                elif dirty[at]:
+                    wb += 1
+                    out[_U(2) * w] = _U(vt) << sh
+                    out[_U(2) * w + _U(1)] = line_word | core_word | store_bit
+                    w += _U(1)
                 tags[at] = sln
                 dirty[at] = 1 if (store and write_back) else 0
                 run_ln = ln
@@ -563,12 +575,7 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
             out[_U(2) * w + _U(1)] = (size + _U(size == _U(0))) | core_word | store_bit
             w += _U(1)
     st[1] = np.int64(rng)
-    cnt[0, 0] += lh
-    cnt[0, 1] += lm
-    cnt[0, 2] += sth
-    cnt[0, 3] += stm
-    cnt[0, 4] += wb
-    cnt[0, 5] += ev
+    _flush(cnt, n - start - skipped, lm, sth, stm, wb, inv, np.int64(w), write_back, write_allocate)
     if used:
         tst[0] = tclock
         tcnt[0, 0] += thits

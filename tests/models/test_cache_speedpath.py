@@ -184,3 +184,25 @@ def test_levels_below_l1_hit_their_least_recent_way(l2_ways, l2_policy):
     assert [{k: v for k, v in lv.items() if k != "name"} for lv in got["levels"]] == [r.counters() for r in ref]
     l2 = got["levels"][1]
     assert l2["load_hits"] > l2["load_misses"] > 0  # L2 hits (the second pass) and misses (the first)
+
+
+@pytest.mark.parametrize("ways", [4, 8, 16])
+@pytest.mark.parametrize("write_back,write_allocate", [(True, True), (False, True), (True, False)])
+def test_invalidate_records_are_skipped_and_not_counted(ways, write_back, write_allocate):
+    """A one-copy level takes no part in coherence: invalidate records (is_write 2) pass it by, uncounted. The
+    kernel counts no hits as they happen (load hits follow from the records looked up), so a skipped record
+    counted as looked up would show as a hit. Counters and output equal the reference's on the trace without
+    them, with some accesses spanning lines (the kernel stops there and goes on)."""
+    rng = np.random.default_rng(ways)
+    trace = [(int(a), int(s), int(k), 0) for a, s, k in zip(rng.integers(0, 4096, 3000), rng.choice([4, 8, 100], 3000),
+                                                             rng.random(3000) < 0.3)]  # fmt: skip
+    mixed = []
+    for i, acc in enumerate(trace):
+        mixed.append(acc)
+        if i % 3 == 0:
+            mixed.append((acc[0] & ~63, 64, 2, 0))
+    c = Cache("L", 4, ways, 64, "lru", write_back, write_allocate)
+    ref = RefCache(4, ways, 64, "lru", write_back, write_allocate)
+    got = records(c.feed(chunk_of(mixed)))
+    assert got == run_level(ref, trace)
+    assert c.counters() == ref.counters()
