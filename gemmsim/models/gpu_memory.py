@@ -290,7 +290,7 @@ def _schedule(blk_tpl, tpl_ninst, n_slots, first_round):
 
 @njit(cache=True)
 def _l1_rounds(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
-               inst_flags, inst_op, req_sec, sector_shift_line, r0, r1, nb, cur, key, val, prv, nxt, meta, ht, out, pos,
+               inst_flags, inst_op, acc_line, acc_mask, r0, r1, nb, cur, key, val, prv, nxt, meta, ht, out, pos,
                cnt, fifo, recent, ring, nc):
     """Run SM ``sm``'s loads of rounds [r0, r1) through its L1 in issue order, blocks ``>= nb`` left out; write each
     line access's L2-bound sector mask to ``out[pos:]`` and return the new position. Only this SM's L1 state is
@@ -306,7 +306,6 @@ def _l1_rounds(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_
     and -1 is returned (the SM must then run the LRU). The L1's contents are otherwise never read (write-through:
     nothing is written back), so nothing but the masks and counters is kept.
     """
-    spl_mask = (np.int64(1) << sector_shift_line) - 1
     l1_sets, l1_ways = key.shape
     if fifo:
         l1_sets, l1_ways = ring.shape
@@ -330,16 +329,9 @@ def _l1_rounds(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_
             if inst_flags[gi] != 0:  # stores and L1-bypassing loads do not touch L1
                 continue
             off = blk_off[b, inst_op[gi]]
-            jj = inst_ptr[gi]
-            r1_ = inst_ptr[gi + 1]
-            while jj < r1_:
-                sec = req_sec[jj] + off
-                line = sec >> sector_shift_line
-                smask = np.int64(1) << (sec & spl_mask)
-                jj += 1
-                while jj < r1_ and ((req_sec[jj] + off) >> sector_shift_line) == line:
-                    smask |= np.int64(1) << ((req_sec[jj] + off) & spl_mask)
-                    jj += 1
+            for jj in range(inst_ptr[gi], inst_ptr[gi + 1]):
+                line = acc_line[jj] + off
+                smask = acc_mask[jj]
                 if not fifo:
                     out[pos] = _l1_access(line, smask, key, val, prv, nxt, meta, ht, cnt)
                 else:
@@ -363,12 +355,25 @@ def _l1_rounds(sm, n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_
 
 @njit(cache=True)
 def _l2_rounds(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
-               inst_flags, inst_op, req_sec, l1_out, l1_pos, l2, sector_shift_line, r0, r1, nb, cur, cnt):
+               inst_flags, inst_op, acc_line, acc_mask, l1_out, l1_pos, l2, r0, r1, nb, cur, cnt):
     """Every block in its slot, round-robin by warp instruction, rounds [r0, r1), blocks ``>= nb`` left out: each
     round, every resident block issues its next instruction, in slot order. L1-routed loads take their L2-bound
     masks from the L1 pass (``l1_out[l1_pos[sm]]``); ``cur`` (per slot) and ``l1_pos`` carry on."""
-    spl_mask = (np.int64(1) << sector_shift_line) - 1
     parts, sets, ways = l2.shape
+    pmask = parts - 1 if parts & (parts - 1) == 0 else -1  # home partition by a mask where parts is a power of 2
+    # counters in local variables (an update of ``cnt`` is a memory write the compiler must keep: cnt may alias l2)
+    n_l1_req = 0
+    n_req = 0
+    n_wr = 0
+    n_lookup = 0
+    n_sec_rd = 0
+    n_hit = 0
+    n_far = 0
+    n_miss = 0
+    n_evict = 0
+    n_miss_a = 0
+    n_miss_b = 0
+    n_miss_c = 0
     for r in range(r0, r1):
         for s in range(n_slots):
             k = slot_blocks_ptr[s] + cur[s]
@@ -389,49 +394,42 @@ def _l2_rounds(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_
             op = inst_op[gi]
             off = blk_off[b, op]
             sm = s % n_sm
-            j = inst_ptr[gi]
-            r1_ = inst_ptr[gi + 1]
-            while j < r1_:
-                sec = req_sec[j] + off
-                line = sec >> sector_shift_line
-                smask = np.int64(1) << (sec & spl_mask)
-                j += 1
-                while j < r1_ and ((req_sec[j] + off) >> sector_shift_line) == line:
-                    smask |= np.int64(1) << ((req_sec[j] + off) & spl_mask)
-                    j += 1
+            near = sm * parts // n_sm
+            for j in range(inst_ptr[gi], inst_ptr[gi + 1]):
+                line = acc_line[j] + off
+                smask = acc_mask[j]
                 if fl != 0:
                     m = smask
                 else:
-                    cnt[_C_L1_REQ] += 1
+                    n_l1_req += 1
                     m = l1_out[l1_pos[sm]]
                     l1_pos[sm] += 1
                     if m == 0:
                         continue
-                cnt[_C_L2_REQ] += 1
+                n_req += 1
                 # The L2 request (mask m) of SM sm. The L2 has ``parts`` partitions (l2[p]); SMs are split in
                 # contiguous groups, SM sm sitting next to partition sm * parts // n_sm (SM ids are numbered GPC by
                 # GPC), and each line has a home partition (a hash of its address). A read looks in the near
                 # partition first; sectors it misses are looked up in the home partition (a far hit costs no DRAM
                 # traffic) and only home misses read DRAM; the near partition keeps a clean copy. Stores go to the
                 # home partition, write-validate (no DRAM read).
-                home = _home_of(line, parts) if parts > 1 else 0
-                near = sm * parts // n_sm
+                home = _home_of(line, parts) if pmask < 0 else ((line * np.int64(0x61C8864680B583EB)) >> 33) & pmask
                 if is_write:
-                    cnt[_C_L2_WR] += _popcount8(m)
+                    n_wr += _popcount8(m)
                     p = home
                 else:
-                    n_req = _popcount8(m)
-                    cnt[_C_L2_LOOKUP] += n_req
-                    cnt[_C_L2_SECTORS_RD] += n_req
+                    k = _popcount8(m)
+                    n_lookup += k
+                    n_sec_rd += k
                     p = near
                 rest = m
+                st = _set_of(line, sets)  # the same set in every partition
                 while True:
                     # One partition (l2[p], sets x ways; a set's row is kept most recent first): the sectors of
                     # ``rest`` that were valid are ``found``; the line is allocated if absent (the dirty sectors of the
                     # LRU victim are written back), ``rest`` is marked valid (and dirty for a store). Written out here
                     # rather than in a helper: a compiled function that takes arrays, even inlined, pays reference
                     # counts per call, and views (l2[p], a row) do too -- together ~1.5x a request (same counts).
-                    st = _set_of(line, sets)
                     idx = 0
                     for w in range(ways):  # the way holding the line: a branch-free scan (empty ways hold -1)
                         idx = max(idx, (w + 1) * ((l2[p, st, w] >> 16) == line))
@@ -448,7 +446,7 @@ def _l2_rounds(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_
                         w = ways - 1
                         victim = l2[p, st, w]
                         if victim >= 0:
-                            cnt[_C_DRAM_WR_EVICT] += _popcount8((victim >> 8) & 0xFF)
+                            n_evict += _popcount8((victim >> 8) & 0xFF)
                         entry = (line << 16) | ((rest if is_write else 0) << 8) | rest
                         found = 0
                     for k in range(w, 0, -1):  # way w moves to the front with its new entry
@@ -457,19 +455,65 @@ def _l2_rounds(n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_
                     if is_write:
                         break
                     nf = _popcount8(found)
-                    cnt[_C_L2_RD_HIT] += nf
+                    n_hit += nf
                     rest &= ~found & 0xFF
                     if p != near:  # the far lookup
-                        cnt[_C_L2_FAR_HIT] += nf
+                        n_far += nf
                         break
                     if rest == 0 or near == home:
                         break
-                    cnt[_C_L2_LOOKUP] += _popcount8(rest)
+                    n_lookup += _popcount8(rest)
                     p = home
                 if not is_write:
                     nm = _popcount8(rest)
-                    cnt[_C_L2_RD_MISS] += nm
-                    cnt[_C_L2_MISS_A + op] += nm
+                    n_miss += nm
+                    if op == OP_A:
+                        n_miss_a += nm
+                    elif op == OP_B:
+                        n_miss_b += nm
+                    else:
+                        n_miss_c += nm
+    cnt[_C_L1_REQ] += n_l1_req
+    cnt[_C_L2_REQ] += n_req
+    cnt[_C_L2_WR] += n_wr
+    cnt[_C_L2_LOOKUP] += n_lookup
+    cnt[_C_L2_SECTORS_RD] += n_sec_rd
+    cnt[_C_L2_RD_HIT] += n_hit
+    cnt[_C_L2_FAR_HIT] += n_far
+    cnt[_C_L2_RD_MISS] += n_miss
+    cnt[_C_DRAM_WR_EVICT] += n_evict
+    cnt[_C_L2_MISS_A + OP_A] += n_miss_a
+    cnt[_C_L2_MISS_A + OP_B] += n_miss_b
+    cnt[_C_L2_MISS_A + OP_C] += n_miss_c
+
+
+@njit(cache=True)
+def _line_accesses(inst_ptr, req_sec, sector_shift_line):
+    """The cache accesses of each instruction: its sorted sectors grouped by line, one access per line with the mask
+    of its sectors. Returns (ptr, line, mask), ptr indexing the accesses of each instruction (CSR). Blocks shifted by
+    whole lines make the same accesses shifted, so the passes take these once per template."""
+    n = inst_ptr.shape[0] - 1
+    ptr = np.empty(n + 1, np.int64)
+    line = np.empty(req_sec.shape[0], np.int64)
+    mask = np.empty(req_sec.shape[0], np.int64)
+    spl_mask = (np.int64(1) << sector_shift_line) - 1
+    k = 0
+    for i in range(n):
+        ptr[i] = k
+        j = inst_ptr[i]
+        r1 = inst_ptr[i + 1]
+        while j < r1:
+            ln = req_sec[j] >> sector_shift_line
+            m = np.int64(1) << (req_sec[j] & spl_mask)
+            j += 1
+            while j < r1 and (req_sec[j] >> sector_shift_line) == ln:
+                m |= np.int64(1) << (req_sec[j] & spl_mask)
+                j += 1
+            line[k] = ln
+            mask[k] = m
+            k += 1
+    ptr[n] = k
+    return ptr, line[:k].copy(), mask[:k].copy()
 
 
 def _l1_state(l1_sets, l1_ways):
@@ -497,6 +541,11 @@ def _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, 
     nb = blk_tpl.shape[0]
     two = 0 < n1 < nb
     bps = n_slots // n_sm
+    # per instruction its line accesses (line relative to the template, sector mask), and block offsets in lines
+    inst_ptr, acc_line, acc_mask = _line_accesses(inst_ptr, req_sec, sector_shift_line)
+    if (blk_off & ((1 << sector_shift_line) - 1)).any():
+        raise AssertionError("a block is not a whole-line shift of its template")
+    blk_off = blk_off >> sector_shift_line
     slot_of, start = _schedule(blk_tpl, tpl_ninst, n_slots, first_round)
     order = np.argsort(slot_of, kind="stable")  # blocks grouped by slot, in launch order within a slot
     slot_blocks = order.astype(np.int64)
@@ -516,7 +565,7 @@ def _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, 
     cnt = np.zeros(_N_COUNTERS, np.int64)
     cnt1 = np.zeros(_N_COUNTERS, np.int64)
     args = (n_sm, bps, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
-            inst_flags, inst_op, req_sec, sector_shift_line)
+            inst_flags, inst_op, acc_line, acc_mask)
     no_state = _l1_state(1, 1)
     # the no-hit check (``_l1_rounds``): per set the accesses so far and the ring position, the last W lines, and the
     # latest access number per line hash; numbers go on from run to run (above every one held: the sets start empty)
@@ -596,16 +645,16 @@ def _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, 
     cur = np.zeros(n_slots, np.int64)
     c2 = np.zeros(_N_COUNTERS, np.int64)
     args = (n_sm, n_slots, slot_blocks_ptr, slot_blocks, start, blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr,
-            inst_flags, inst_op, req_sec)
-    _l2_rounds(*args, out, l1_pos, l2, sector_shift_line, 0, split, nb, cur, c2)
+            inst_flags, inst_op, acc_line, acc_mask)
+    _l2_rounds(*args, out, l1_pos, l2, 0, split, nb, cur, c2)
     if two:
         l2b, cur1, pos1, c2b = l2.copy(), cur.copy(), l1_pos - base[:-1] + base1[:-1], c2.copy()
-    _l2_rounds(*args, out, l1_pos, l2, sector_shift_line, split, last, nb, cur, c2)
+    _l2_rounds(*args, out, l1_pos, l2, split, last, nb, cur, c2)
     cnt += c2
     cnt[_C_ROUNDS] = last
     res = [(cnt, l2)]
     if two:
-        _l2_rounds(*args, out1, pos1, l2b, sector_shift_line, split, last1, n1, cur1, c2b)
+        _l2_rounds(*args, out1, pos1, l2b, split, last1, n1, cur1, c2b)
         cnt1 += c2b
         cnt1[_C_ROUNDS] = last1
         res.append((cnt1, l2b))

@@ -31,15 +31,11 @@ RefGPU, small_machine = _tgm.RefGPU, _tgm.small_machine
 
 def _stream_args(lines, masks):
     """``_l1_rounds`` arguments (up to the round range) for one SM running one block whose loads are the given line
-    accesses, one instruction each (4 sectors a line)."""
+    accesses (line, sector mask), one instruction each."""
     n = len(lines)
-    secs, ptr = [], [0]
-    for line, m in zip(lines, masks):
-        secs += [4 * line + k for k in range(4) if (m >> k) & 1]
-        ptr.append(len(secs))
     return (1, 1, np.array([0, 1], np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
-            np.zeros((1, 3), np.int64), np.zeros(1, np.int64), np.array([n], np.int64), np.array(ptr, np.int64),
-            np.zeros(n, np.uint8), np.zeros(n, np.int64), np.array(secs, np.int64), 2), n
+            np.zeros((1, 3), np.int64), np.zeros(1, np.int64), np.array([n], np.int64), np.arange(n + 1, dtype=np.int64),
+            np.zeros(n, np.uint8), np.zeros(n, np.int64), np.array(lines, np.int64), np.array(masks, np.int64)), n
 
 
 def _lines_of_sets(sets, per_set, rng):
