@@ -246,61 +246,61 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
 @njit(cache=True, nogil=True)
 def _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True, False, True)  # fmt: skip
+                       wt, True, False, True, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True, True, True)  # fmt: skip
+                       wt, True, False, True, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, True, False, True)  # fmt: skip
+                       wt, True, True, True, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_tlb_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, True, True, True)  # fmt: skip
+                       wt, True, True, True, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, False, False, True)  # fmt: skip
+                       wt, True, False, False, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, False, False, True)  # fmt: skip
+                       wt, True, True, False, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, False, False, False)  # fmt: skip
+                       wt, True, False, False, False, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, False, False, False)  # fmt: skip
+                       wt, True, True, False, False, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True, False, True)  # fmt: skip
+                       wt, True, False, True, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True, True, True)  # fmt: skip
+                       wt, True, False, True, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -308,7 +308,45 @@ def _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
                tl, tout, wt):  # fmt: skip
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
                        write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], ways <= 8, False,
-                       ways == 8 or ways == 16)  # fmt: skip
+                       ways == 8 or ways == 16, True)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _run_below(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
+               out, tl, tout):  # fmt: skip
+    """``_run_small`` for a level below L1 whose input is trusted (``Cache._feed(trusted=True)``: what a single-core
+    level sends a level with lines no shorter). Its common configurations (8 or 16 ways, LRU, or FIFO with 8) run
+    copies without the run collapse: after a write-back L1, consecutive records to one line are rare (a miss's
+    load and the victim's write-back are different lines), and the test and its state cost ~12 % of a record
+    here. The collapse is a shortcut only, so the counters are the same either way. Other configurations take
+    ``_run_small``."""
+    if write_back and write_allocate and (sets & (sets - 1)) == 0:
+        if policy == 0 and ways == 8:
+            return _small_lru8_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, np.int64(0))
+        if policy == 0 and ways == 16:
+            return _small_lru16_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, np.int64(0))
+        if policy == 1 and ways == 8:
+            return _small_fifo8_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, np.int64(0))
+    return _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                      write_allocate, out, tl, tout, np.int64(0), True)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru8_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, True, True, True, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_lru16_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
+                       wt, True, False, False, True, True, False)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _small_fifo8_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
+    return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
+                       wt, True, False, True, True, True, False)  # fmt: skip
 
 
 @njit(nogil=True, inline="always")
@@ -329,7 +367,7 @@ def _flush(cnt, done, lm, sth, stm, wb, inv, records, write_back, write_allocate
 
 @njit(nogil=True, inline="always")
 def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
-                out, tl, tout, wt, pow2, used, narrow, trusted, vec):  # fmt: skip
+                out, tl, tout, wt, pow2, used, narrow, trusted, vec, runs):  # fmt: skip
     """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
     written, TLB records written); it stops before the first access that spans lines (the caller splits those,
     see ``split_lines``).
@@ -442,7 +480,7 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                     tout[_U(2) * uwt] = a
                     tout[_U(2) * uwt + _U(1)] = meta | _U(1) if (meta & _M32) == _U(0) else meta
                     uwt += _U(1)
-        if ln == run_ln:
+        if runs and ln == run_ln:
             # A run of accesses to one line: the previous access hit or filled it, so it is cached and already
             # the most recent (LRU) and a hit changes no order (any policy); only the counts and the dirty bit
             # change (or, write-through, the store goes on).
@@ -1123,8 +1161,13 @@ def _run_any(inp, start, n, tags, dirty, stamps, mru, cnt, st, sets, ways, shift
 @njit(cache=True, nogil=True)
 def _run_kernel(kid, inp, start, n, tags, dirty, fpw, order, stamps, mru, cnt, st, sets, ways, shift, policy, write_back,
                 write_allocate, copies, coherence, forward, out, tl, tout, trusted):  # fmt: skip
-    """Kernel ``kid`` (0 ``_run_small``, 1 ``_run_wide``, 2 ``_run_copies``, 3 ``_run_any``) over records start..n-1."""
-    if kid == 0:
+    """Kernel ``kid`` (0 ``_run_small``, 1 ``_run_wide``, 2 ``_run_copies``, 3 ``_run_any``; 4 ``_run_below`` when
+    ``trusted``, else ``_run_small``) over records start..n-1."""
+    if kid == 4 and trusted:
+        pos, w, _ = _run_below(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
+                               write_allocate, out, tl, tout)  # fmt: skip
+        return pos, w
+    if kid == 0 or kid == 4:
         pos, w, _ = _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
                                write_allocate, out, tl, tout, np.int64(0), trusted)  # fmt: skip
         return pos, w
@@ -1393,7 +1436,7 @@ class Cache:
 
     def _run(self, words: np.ndarray, start: int, n: int, out: np.ndarray, per: int, trusted: bool = False) -> tuple[int, int]:
         """Run the kernel that fits this level over records start..n-1 (``_drive``); (next record, records written)."""
-        kid = 0 if self._small else 1 if self._wide else 2 if self._packed else 3
+        kid = (4 if trusted else 0) if self._small else 1 if self._wide else 2 if self._packed else 3
         none64 = _NONE_I64
         fpw = self._fpw if (self._packed or self._wide) else _NONE_U64
         order = self._order if self._packed else _NONE_U64

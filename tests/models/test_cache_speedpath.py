@@ -206,3 +206,31 @@ def test_invalidate_records_are_skipped_and_not_counted(ways, write_back, write_
     got = records(c.feed(chunk_of(mixed)))
     assert got == run_level(ref, trace)
     assert c.counters() == ref.counters()
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    ways=st.lists(st.sampled_from([4, 8, 16]), min_size=3, max_size=3),
+    policies=st.lists(st.sampled_from(["lru", "fifo"]), min_size=3, max_size=3),
+    lines=st.sampled_from([(32, 64, 64), (64, 64, 64), (64, 64, 128), (64, 32, 64)]),
+    write_back=st.lists(st.sampled_from([True, True, False]), min_size=3, max_size=3),
+    write_allocate=st.lists(st.sampled_from([True, True, False]), min_size=3, max_size=3),
+    data=st.data(),
+)
+def test_levels_below_l1_without_run_collapse_match_chain_reference(ways, policies, lines, write_back, write_allocate,
+                                                                    data):  # fmt: skip
+    """Below L1, trusted input of 8- or 16-way levels (write-back, write-allocate, LRU or FIFO) runs copies without
+    the run collapse (``_run_below``); the rest ``_run_small``. Through a three-level chain with few sets (traces
+    crowding them), every counter and the memory traffic equal the per-access chain reference's, fed whole or in
+    two chunks."""
+    trace = data.draw(set_traces(2, 64))
+    cut = data.draw(st.integers(0, len(trace)))
+    specs = [(2 * (i + 1), ways[i], lines[i], policies[i], write_back[i], write_allocate[i]) for i in range(3)]
+    h = Hierarchy([Cache(f"L{i + 1}", *sp) for i, sp in enumerate(specs)])
+    for part in (trace[:cut], trace[cut:]):
+        h.feed(chunk_of(part) if part else np.empty(0, dtype=ACCESS))
+    ref = [RefCache(*sp) for sp in specs]
+    memory = run_chain(ref, trace)
+    got = h.counters()
+    assert got["memory"] == memory
+    assert [{k: v for k, v in lv.items() if k != "name"} for lv in got["levels"]] == [r.counters() for r in ref]
