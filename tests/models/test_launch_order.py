@@ -103,3 +103,85 @@ def test_stored_launch_order_model_against_h200():
                 if not float(ra["model_dram_bytes_read"]) > float(rb["model_dram_bytes_read"]):
                     wrong.add((k, n, a, b))
     assert wrong == KNOWN_RANK_MISSES
+
+
+# --- the model fed the schedule the H200 ran (validation/h200/round5/model_measured_schedule.py)
+
+ROUND5 = ROUND3.parent / "round5"
+
+
+def _schedule_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_mms", ROUND5 / "model_measured_schedule.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_measured_schedule_is_a_schedule_the_model_can_run():
+    """The replayed schedule of two drifted waves (naive, N = 6144, column, waves 60-61): every block on one of its
+    SM's 8 slots, a slot's blocks in pid order one block length apart or more (the model runs a block in exactly
+    ``ninst`` rounds and walks a slot's blocks in pid order), the SM's L2 partition the measured one, and the
+    drift kept: the window's start rounds spread over most of a block, as the trace's are."""
+    mms = _schedule_script()
+    ninst, n_sm, bps = 1000, 132, 8
+    lo, hi = 60 * 1056, 62 * 1056
+    slot_of, start = mms.measured_schedule("naive", 6144, "column", lo, hi, n_sm, bps, ninst)
+    assert slot_of.shape == start.shape == (hi - lo,)
+    assert slot_of.min() >= 0 and slot_of.max() < n_sm * bps and start.min() == 0
+    for s in np.unique(slot_of):
+        st = start[slot_of == s]  # pid order
+        assert (np.diff(st) >= ninst).all(), s
+    part = {int(r["sm"]): int(r["partition"]) for r in csv.DictReader((ROUND5 / "partition_map.csv").open())}
+    import pandas as pd
+
+    d = pd.read_csv(ROUND5 / "raw" / "order_trace_6144.csv.gz")
+    d = d[(d.kernel == "naive16") & (d.order == "column")].sort_values("pid").iloc[lo:hi]
+    near = (slot_of % n_sm) * 2 // n_sm  # the model's near partition of a slot's SM
+    assert (near == d.smid.map(part).to_numpy()).all()
+    first_wave = start[: 1056]
+    assert np.percentile(first_wave, 95) - np.percentile(first_wave, 5) > 0.25 * ninst
+
+
+def _measured_rows():
+    path = ROUND5 / "model_measured_schedule.csv"
+    return [r for r in csv.DictReader(path.open())]
+
+
+def test_stored_measured_schedule_accounts_for_the_column_order_miss():
+    """What the replay showed (model_measured_schedule.csv; minutes a window): the naive kernel at N = 6144 in
+    column order, which the model misses at 0.66x with its lockstep start, comes out within 1.5x of ncu's bytes
+    (0.95x) when the model runs the blocks when and where the H200 ran them; in row order the replay equals
+    lockstep. So the caches are right there and what is missing is only the timing that breaks the launch into
+    groups. The estimate interpolates the per-block rate between the replayed windows over the launch's waves."""
+    rows = _measured_rows()
+    rate = {(r["order"], r["window_waves"], r["schedule"]): float(r["dram_read_bytes_per_block"])
+            for r in rows if r["kernel"] == "naive" and r["N"] == "6144"}
+    lock = rate[("column", "60-61", "lockstep")]
+    assert rate[("row", "60-61", "measured")] == pytest.approx(lock, rel=0.01)
+    assert rate[("column", "60-61", "spread")] > 2 * lock  # an even spread over a block shares far less
+    pts = sorted((int(w.split("-")[0]), v) for (o, w, s), v in rate.items() if o == "column" and s == "measured")
+    assert len(pts) >= 10
+    waves = 147456 / 1056
+    est = np.interp(np.arange(0, waves), [p[0] for p in pts], [p[1] for p in pts]).sum() * 1056
+    meas = {(r["kernel"], int(r["N"]), r["order"]): float(r["measured_dram_bytes_read"]) for r in _order_rows()}
+    ratio = est / meas[("naive", 6144, "column")]
+    assert 1 / 1.5 <= ratio <= 1.5 and ratio > 0.9
+    assert lock * 147456 / meas[("naive", 6144, "column")] < 1 / 1.5  # the model's own schedule: the known miss
+
+
+def test_measured_schedule_ranks_tiled_3072_row_above_column():
+    """The tiled kernel at N = 3072 (a known rank miss: the H200 reads 1.21x more in row order than column; the
+    model's even spread gives 0.99x): replayed with the measured starts, the whole launch (9,216 blocks, seconds)
+    reads more in row order, and the stored rows are what the model gives now."""
+    mms = _schedule_script()
+    rows = {(r["order"], r["schedule"]): r for r in _measured_rows() if r["kernel"] == "tiled_smem" and r["N"] == "3072"}
+    got = {}
+    for order in ("row", "column"):
+        c = mms.window("tiled_smem", 3072, order, 0, 9216, "measured")
+        got[order] = c["dram_bytes_read"] / 9216
+        assert round(got[order]) == int(rows[(order, "measured")]["dram_read_bytes_per_block"]), order
+    assert got["row"] > 1.05 * got["column"]
+    spread = {o: float(rows[(o, "spread")]["dram_read_bytes_per_block"]) for o in ("row", "column")}
+    assert spread["row"] < spread["column"]  # the model's own schedule ranks them the other way

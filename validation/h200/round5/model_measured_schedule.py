@@ -1,0 +1,145 @@
+"""The GPU memory model fed the block schedule the H200 actually ran (issue 11's open case, naive N = 6144).
+
+    python validation/h200/round5/model_measured_schedule.py [row|column] [--waves W0 W1 ...] [--measure 2]
+    python validation/h200/round5/model_measured_schedule.py row --kernel tiled_smem --N 3072 --whole
+
+The model's own schedule starts resident blocks in lockstep (``start_stagger``) or spread evenly over a block, and
+keeps each slot's phase for the whole launch. Round 5's block-start traces (raw/order_trace_6144.csv.gz: every
+block's SM, start and end) show what the naive 16x16 kernel really does at N = 6144: in row order all resident
+blocks stay within ~0.05 of a block; in column order they hold that for ~15 waves and then break into two to
+four groups, each in step inside, the groups up to a block apart. This script separates the two halves of the
+question "why does column order read 1.51x the DRAM bytes of row order": given the measured start of every block
+(its SM, its slot on the SM, its start time in units of the median block time), does the model's L1/L2 give the
+measured bytes? If it does, the model's caches are right and what it lacks is only the timing that breaks the
+launch into groups.
+
+Method: a window of waves (one warm-up wave, then ``--measure`` waves) is simulated from cold caches with the
+measured schedule, and again with only the warm-up wave; the difference over the measured waves' blocks is the
+DRAM-read rate per block there. Real SMs map to model SMs by the measured L2 partition (partition_map.csv):
+partition-0 SMs first, so each block's near partition is the measured one. Within an SM, blocks in pid order
+(dispatch order) take the slot whose previous block ended first; start rounds = (start - window start) / median block time x the block's
+warp instructions, moved later where a slot's previous block (which in the model runs exactly one block time)
+has not finished. The same windows with the model's own lockstep and even-spread schedules are printed beside.
+With ``--whole`` the whole launch runs under the measured schedule (the tiled kernel at N = 3072, 9,216 blocks), to
+be compared with ncu's DRAM bytes of the same kernel (round3/order_l2.csv; the traces and ncu come from different
+launches, whose bytes agree within 2 % between runs 2 and 3). Each window costs minutes of one core. Output:
+model_measured_schedule.csv (appended).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import gemmsim.models.gpu_memory as gm
+from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
+from gemmsim.machine import load_machine
+from gemmsim.models.occupancy import resident
+from gemmsim.sim.gpu import l1_carveout
+from gemmsim.trace import Layout
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "model_measured_schedule.csv"
+COLS = ["kernel", "N", "order", "window_waves", "schedule", "blocks_measured", "dram_read_bytes_per_block", "l2_hit_rate_pct",
+        "seconds"]
+TRACE_NAME = {"naive": "naive16", "tiled_smem": "tiled32"}
+PARAMS = {"naive": {"BX": 16, "BY": 16}, "tiled_smem": {}}
+
+
+def setup(kernel_name: str, N: int, order: str):
+    m = load_machine("h200")
+    kernel = GPU_KERNELS[kernel_name]
+    spec = kernel.spec(kernel.params(raster=order, **PARAMS[kernel_name]), "fp32", m, M=N)
+    occ = resident(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
+    return m, spec, occ, Layout.build(N, N, N, "fp32"), m.l1_size(l1_carveout(m, occ))
+
+
+def measured_schedule(kernel_name: str, N: int, order: str, lo: int, hi: int, n_sm: int, bps: int, ninst: int):
+    """Slot and start round of blocks ``lo..hi-1`` (pid order) as the H200 ran them."""
+    d = pd.read_csv(HERE / "raw" / f"order_trace_{N}.csv.gz")
+    d = d[(d.kernel == TRACE_NAME[kernel_name]) & (d.order == order)].sort_values("pid").reset_index(drop=True)
+    dur = float(np.median(d.end_ns - d.start_ns))
+    part = pd.read_csv(HERE / "partition_map.csv").set_index("sm")["partition"]
+    sms = sorted(part.index, key=lambda s: (part[s], s))
+    model_sm = {s: i for i, s in enumerate(sms)}
+    w = d.iloc[lo:hi]
+    t0 = w.start_ns.min()
+    slot_of = np.empty(hi - lo, np.int64)
+    start = np.empty(hi - lo, np.int64)
+    free_ns: dict[int, list[float]] = {}
+    free_rd: dict[int, list[int]] = {}
+    for i in range(hi - lo):  # pid order: dispatch order, and the order the model walks a slot's blocks in
+        r = w.iloc[i]
+        sm = model_sm[int(r.smid)]
+        ends = free_ns.setdefault(sm, [-np.inf] * bps)
+        rds = free_rd.setdefault(sm, [0] * bps)
+        j = int(np.argmin(ends))
+        slot_of[i] = j * n_sm + sm
+        start[i] = max(int(round((r.start_ns - t0) / dur * ninst)), rds[j])
+        ends[j] = r.end_ns
+        rds[j] = start[i] + ninst
+    return slot_of, start
+
+
+def window(kernel_name: str, N: int, order: str, lo: int, hi: int, schedule: str):
+    """DRAM bytes read and L2 counters of blocks lo..hi-1 from cold caches, under ``schedule``."""
+    m, spec, occ, L, l1 = setup(kernel_name, N, order)
+    tm, tn = spec.order(N, N)
+    object.__setattr__(spec, "order", lambda M_, N_: (tm[lo:hi], tn[lo:hi]))
+    orig = gm._schedule
+    if schedule == "measured":
+        ninst = len(gm.coalesce(spec.block_trace(L, int(tm[lo]), int(tn[lo]), spaces=[gm.SPACE_GLOBAL]), 32))
+        slot_of, start = measured_schedule(kernel_name, N, order, lo, hi, m.sms, occ.blocks_per_sm, ninst)
+        gm._schedule = lambda blk_tpl, tpl_ninst, n_slots, first_round: (slot_of[:len(blk_tpl)], start[:len(blk_tpl)])
+    try:
+        stagger = {"lockstep": 0.0, "spread": 1.0}.get(schedule, 0.0)
+        return gm.simulate_memory(m, spec, L, occ.blocks_per_sm, l1, budget=None, stagger=stagger).counters
+    finally:
+        gm._schedule = orig
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("order", nargs="?", default="column", choices=["row", "column"])
+    ap.add_argument("--kernel", default="naive", choices=list(TRACE_NAME))
+    ap.add_argument("--N", type=int, default=6144, choices=[3072, 6144])
+    ap.add_argument("--waves", nargs="+", type=int, default=[3, 100], help="first measured wave of each window")
+    ap.add_argument("--measure", type=int, default=2, help="waves measured per window (after one warm-up wave)")
+    ap.add_argument("--whole", action="store_true", help="the whole launch instead of windows")
+    ap.add_argument("--schedules", nargs="+", default=["measured", "lockstep"], choices=["measured", "lockstep", "spread"])
+    args = ap.parse_args()
+    m, spec, occ, _, _ = setup(args.kernel, args.N, args.order)
+    wave = m.sms * occ.blocks_per_sm
+    total = len(spec.order(args.N, args.N)[0])
+    new = not OUT.exists()
+    with OUT.open("a", newline="") as f:
+        wr = csv.writer(f)
+        if new:
+            wr.writerow(COLS)
+        for w0 in ([None] if args.whole else args.waves):
+            for sch in args.schedules:
+                t = time.perf_counter()
+                if w0 is None:
+                    full = window(args.kernel, args.N, args.order, 0, total, sch)
+                    per, hit, n, label = full["dram_bytes_read"] / total, 100 * full["l2_hit_rate"], total, "all"
+                else:
+                    lo, mid, hi = (w0 - 1) * wave, w0 * wave, (w0 + args.measure) * wave
+                    full = window(args.kernel, args.N, args.order, lo, hi, sch)
+                    warm = window(args.kernel, args.N, args.order, lo, mid, sch)
+                    per = (full["dram_bytes_read"] - warm["dram_bytes_read"]) / (hi - mid)
+                    hit = 100 * (full["l2_read_hits"] - warm["l2_read_hits"]) / max(full["l2_lookups"] - warm["l2_lookups"], 1)
+                    n, label = hi - mid, f"{w0}-{w0 + args.measure - 1}"
+                row = [args.kernel, args.N, args.order, label, sch, n, round(per), round(hit, 2),
+                       round(time.perf_counter() - t, 1)]
+                wr.writerow(row)
+                f.flush()
+                print(*row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
