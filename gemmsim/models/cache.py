@@ -34,10 +34,10 @@ source, ``_small_body``, compiled into a copy per common configuration, unsigned
 ``_run_copies`` for per-core copies and coherence, ``_run_wide`` for one copy of 17 to 32 ways (Haswell's L3),
 ``_run_any`` for the rest (more ways with per-core copies, or more than 32). The first two keep, per
 set, the ways' recency (LRU) or age (FIFO) as 4-bit ranks packed in one word (the victim is the last rank;
-promoting a way is a few shifts) and, to find a line, an 8-bit fingerprint of each way's line packed in
-another (a lookup compares 8 ways at once and reads a full tag only for a candidate) -- except ``_run_small``
-with exactly 8 or 16 ways (every Haswell L1 and L2), which compares the set's tags at once (one vector
-compare, ``_match8``/``_match16``) and keeps no fingerprints; ``_run_any`` keeps timestamps. The kernels handle
+promoting a way is a few shifts); ``_run_small`` finds a line by comparing all the set's tags at once (one
+vector compare, ``_match8``/``_match16``), ``_run_copies`` by an 8-bit fingerprint of each way's line packed in
+another word (a lookup compares 8 ways at once and reads a full tag only for a candidate); ``_run_any`` keeps
+timestamps. The kernels handle
 accesses within one line; at the first access that spans lines they stop and the rest of the chunk is cut into
 one access per line (``split_lines``, vectorised), which is exactly the per-line rule above. Every kernel is
 checked against the naive reference in tests/reference/ref_cache.py.
@@ -209,10 +209,8 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
                tl, tout, wt, trusted):  # fmt: skip
     """``_small_body`` (below), compiled for the configuration: the common ones -- write-back, write-allocate,
     sets a power of two, LRU with or without a TLB beside, FIFO without; exactly 8 or 16 ways (the way count a
-    constant, the set's tags compared at once, ``_match8``/``_match16``) or any other count up to 16 -- have
-    copies of their own in which numba folds every test of the configuration away; the general copy takes the
-    rest. The same code runs in each. Whether a cache compares tags at once (no fingerprints kept) depends on its
-    way count only, so every copy a cache may run keeps its state the same way.
+    constant) or any other count up to 16 -- have copies of their own in which numba folds every test of the
+    configuration away; the general copy takes the rest. The same code runs in each.
 
     ``trusted``: the caller knows that no record spans a line and none is an invalidate record (the accesses of
     an aligned loop nest; what a single-core level sends to a level with lines no shorter), so the 8-way copies
@@ -246,69 +244,68 @@ def _run_small(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
 @njit(cache=True, nogil=True)
 def _small_lru8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True, False, True, True)  # fmt: skip
+                       wt, True, False, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True, True, True, True)  # fmt: skip
+                       wt, True, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, True, False, True, True)  # fmt: skip
+                       wt, True, True, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru8_tlb_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, True, True, True, True)  # fmt: skip
+                       wt, True, True, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, False, False, True, True)  # fmt: skip
+                       wt, True, False, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, False, False, True, True)  # fmt: skip
+                       wt, True, True, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, False, False, False, True)  # fmt: skip
+                       wt, True, False, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru_tlb(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, 0, True, True, out, tl, tout,
-                       wt, True, True, False, False, False, True)  # fmt: skip
+                       wt, True, True, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True, False, True, True)  # fmt: skip
+                       wt, True, False, False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8_t(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True, True, True, True)  # fmt: skip
+                       wt, True, False, True, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_any(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate, out,
                tl, tout, wt):  # fmt: skip
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back,
-                       write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], ways <= 8, False,
-                       ways == 8 or ways == 16, True)  # fmt: skip
+                       write_allocate, out, tl, tout, wt, (sets & (sets - 1)) == 0, tl[0], False, True)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -334,19 +331,19 @@ def _run_below(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shif
 @njit(cache=True, nogil=True)
 def _small_lru8_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, True, True, True, False)  # fmt: skip
+                       wt, True, False, True, False)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_lru16_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 16, shift, 0, True, True, out, tl, tout,
-                       wt, True, False, False, True, True, False)  # fmt: skip
+                       wt, True, False, True, False)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def _small_fifo8_b(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, out, tl, tout, wt):
     return _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, 8, shift, 1, True, True, out, tl, tout,
-                       wt, True, False, True, True, True, False)  # fmt: skip
+                       wt, True, False, True, False)  # fmt: skip
 
 
 @njit(nogil=True, inline="always")
@@ -367,7 +364,7 @@ def _flush(cnt, done, lm, sth, stm, wb, inv, records, write_back, write_allocate
 
 @njit(nogil=True, inline="always")
 def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
-                out, tl, tout, wt, pow2, used, narrow, trusted, vec, runs):  # fmt: skip
+                out, tl, tout, wt, pow2, used, trusted, runs):  # fmt: skip
     """Fast kernel: one copy, no coherence, ways <= 16, accesses within one line. Returns (next access, records
     written, TLB records written); it stops before the first access that spans lines (the caller splits those,
     see ``split_lines``).
@@ -378,15 +375,14 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
     ``tout`` from record ``wt`` on. Levels below L1 pass ``NO_TLB``.
 
     ``inp`` and ``out`` are records as flat uint64 words (two per record, see ``as_words``); ``out`` has room for
-    two records per access. Per set: ``tags[set*ways + way]`` (line number, -1 when invalid) and ``dirty``;
-    ``fpw[set*nw + j]`` packs an 8-bit fingerprint of the line in each way (0 invalid, 1 no such way), so one
-    lookup compares 8 ways at once (SWAR) and reads full tags only for candidates; ``order[set]`` packs the
-    ways by recency (LRU) or age (FIFO), one nibble per rank, rank 0 the most recent, so the victim is the last
-    rank and promoting a way is a few shifts. Invalid ways start at the old end, so they are filled first.
-    A lookup tries the most recent way, then the least recent (a level below L1 on a loop nest hits it almost
-    always: L1 kept the recent lines), then the fingerprints. ``vec`` (exactly 8 or 16 ways, decided by the
-    way count alone so that every copy a cache runs agrees): the set's tags are compared at once instead
-    (``_match8``/``_match16``, one vector compare) and ``fpw`` is neither read nor kept.
+    two records per access. Per set: ``tags[set*ways + way]`` (line number, -1 when invalid; the array has 16
+    tags of padding after its end, see ``Cache``) and ``dirty``; ``order[set]`` packs the ways by recency (LRU)
+    or age (FIFO), one nibble per rank, rank 0 the most recent, so the victim is the last rank and promoting a
+    way is a few shifts. Invalid ways start at the old end, so they are filled first. A lookup compares all the
+    set's tags at once (``_match8``/``_match16``: one vector compare of 8 or 16 lanes, those past the set's ways
+    masked off); ``fpw`` is not used (the other kernels' fingerprints). A hit on the least recent way (what a
+    level below L1 sees on a loop nest) rotates the order; a hit on the most recent way changes nothing.
+    ``runs``: collapse runs of accesses to one line (see below; off below L1, ``_run_below``).
     The loop is written out flat, without helpers or an inner loop over lines: numba compiles it twice as fast.
     Every index is unsigned (``_U``): a signed index costs a wrap-around test per array access in numba, and
     the kernel ran at less than half this speed with them.
@@ -394,7 +390,7 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
     mask = _U(sets - 1)
     usets = _U(sets)
     uways = _U(ways)
-    nw = _U(1) if narrow else _U((ways + 7) >> 3)  # fingerprint words per set (narrow: at most 8 ways)
+    vmask = (_U(1) << uways) - _U(1)  # the lanes of the set's ways
     u4 = _U(4)
     sh = _U(shift)
     wmask = _U(0xFFFFFFFFFFFFFFFF) if ways == 16 else ((_U(1) << _U(4 * ways)) - _U(1))
@@ -503,44 +499,17 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
         found = False
         front = False  # the hit is on the most recent way
         back = False  # on the least recent way
-        fp = _U(0)
-        if vec:
-            # 8 or 16 ways: every tag of the set compared at once (no fingerprints kept).
-            mm = _match8(tags, base, sln) if ways == 8 else _match16(tags, base, sln)
-            if mm:
-                found = True
-                hit = _U(trailing_zeros(mm))
-                if policy != 2:
-                    front = hit == (o & _U(15))
-                    back = hit == ((o >> old_rank) & _U(15))
-        elif policy != 2:
-            # The most recent way, then the least recent (what a level below L1 mostly hits on a loop nest), then
-            # the fingerprints.
-            w0 = o & _U(15)
-            wl = (o >> old_rank) & _U(15)
-            if tags[base + w0] == sln:
-                hit = w0
-                found = True
-                front = True
-            elif tags[base + wl] == sln:
-                hit = wl
-                found = True
-                back = True
-        if not found and not vec:
-            fp = _U(2) + ((ln * _FPMUL) >> _U(57))  # 2..129: never 0 (invalid) or 1 (no way)
-            q = fp * _ONES8
-            if narrow:
-                x = fpw[s] ^ q
-                m = (x - _ONES8) & ~x & _HIGH8
-                while m:
-                    k = _U(trailing_zeros(m)) >> _U(3)
-                    if tags[base + k] == sln:
-                        hit = k
-                        found = True
-                        break
-                    m &= m - _U(1)
-            else:
-                found, hit = _fp_search(fpw, s * nw, nw, q, tags, base, sln)
+        # Every tag of the set compared at once: 8 or 16 lanes (a set of fewer ways reads into the next set or the
+        # tags' padding; those lanes are masked off).
+        mm = _match8(tags, base, sln) if ways <= 8 else _match16(tags, base, sln)
+        if ways != 8 and ways != 16:
+            mm &= vmask
+        if mm:
+            found = True
+            hit = _U(trailing_zeros(mm))
+            if policy != 2:
+                front = hit == (o & _U(15))
+                back = hit == ((o >> old_rank) & _U(15))
         through = False
         if found:
             run_ln = ln
@@ -601,10 +570,6 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
                 dirty[at] = 1 if (store and write_back) else 0
                 run_ln = ln
                 run_at = at
-                if not vec:
-                    fi = s * nw + (v >> _U(3))
-                    sb = _U(8) * (v & _U(7))
-                    fpw[fi] = (fpw[fi] & ~(_U(0xFF) << sb)) | (fp << sb)
                 through = store and not write_back
         if through:
             # Write-through, or a store miss without write-allocate: the store itself goes on.
@@ -1319,7 +1284,10 @@ class Cache:
         from gemmsim.guards import check_caches  # refuse a state that cannot fit before numpy tries (issue 16)
 
         check_caches([(self.sets, self.ways)], f"cache {self.name!r} of {self.sets} sets x {self.ways} ways", self.copies)
-        self._tags = np.empty(n, dtype=np.int64)
+        # 16 tags of padding: the one-copy kernel compares 8 or 16 tags from a set's first, past the last set's end
+        # when it has fewer ways (lanes masked off).
+        self._tags_buf = np.full(n + 16, -1, dtype=np.int64)
+        self._tags = self._tags_buf[:n]
         self._dirty = np.empty(n, dtype=np.uint8)
         if self._packed:
             nw = (self.ways + 7) // 8
