@@ -44,6 +44,8 @@ tile rows, column by column inside a group.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -253,6 +255,10 @@ class BlockedParams(_RasterParams):
         return self
 
 
+#: What a copy_trace may hold (gemmsim.models.sm_pipeline.copy_phase tokens).
+_COPY_TRACE = re.compile(r"^[\w/,<@ ]*$")
+
+
 class TensorCoreParams(_RasterParams):
     """Warp-tiled tensor-core kernel with a multistage cp.async pipeline (CUTLASS 2.x style)."""
 
@@ -293,17 +299,25 @@ class TensorCoreParams(_RasterParams):
         "ldmatrix (gemmsim.models.sm_pipeline.fragment_groups); default: no fragment waits modelled."
     )
 
-    copy_trace: str | None = Field(
-        None, pattern=r"^[\w/,<@ ]*$",
+    copy_trace: str | dict[int, str] | None = Field(
+        None,
         description="The instructions one warp executes in its copy phase of one k-step, in order, as "
         "gemmsim.models.sm_pipeline.copy_phase tokens (kind[/dst,...][<src,...], e.g. from the kernel's SASS and ncu's "
         "executed counts, validation/h200/round6/copy_trace.py): with the machine's copy_code_latency_cycles, how long "
-        "the copy phase lasts (its dependent chain); default: its issue slots only."
+        "the copy phase lasts (its dependent chain); or a mapping stages -> trace, since the compiler lays the copy "
+        "code out differently for each stage count (for a sweep over stages); default: its issue slots only."
     )
 
     @model_validator(mode="after")
     def _shape(self) -> "TensorCoreParams":
         problems = []
+        per_stage = isinstance(self.copy_trace, dict)
+        for st, tr in (self.copy_trace.items() if per_stage else [(None, self.copy_trace or "")]):
+            if not _COPY_TRACE.match(tr):
+                problems.append(f"copy_trace{f'[{st}]' if per_stage else ''}: copy_phase tokens hold only letters, "
+                                "digits, spaces and _ / , < @")
+        if per_stage and self.stages not in self.copy_trace:
+            problems.append(f"copy_trace has traces for stages {sorted(self.copy_trace)}, none for stages={self.stages}")
         if self.BM % self.WM or self.BN % self.WN:
             problems.append(f"the warp tile {self.WM}x{self.WN} must divide the block tile {self.BM}x{self.BN}")
         m, n, _ = (int(x) for x in self.mma.split("x"))
@@ -780,7 +794,8 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
         kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step,
                            "warp_copy_instructions_per_step": p.warp_copy_instructions_per_step,
-                           "fragment_trace": p.fragment_trace, "copy_trace": p.copy_trace},
+                           "fragment_trace": p.fragment_trace,
+                           "copy_trace": p.copy_trace.get(p.stages) if isinstance(p.copy_trace, dict) else p.copy_trace},
     )
 
 

@@ -160,3 +160,38 @@ def test_a_reused_fragment_register_slows_the_compute_phase_only_with_the_measur
 def test_a_fragment_trace_with_the_wrong_mma_count_is_refused():
     with pytest.raises(KernelError):
         tc("h200", stages=3, WM=64, WN=64, fragment_trace=_reuse_trace(4, 4, 2))
+
+
+def test_a_copy_trace_per_stage_count_is_the_stage_counts_own():
+    """``copy_trace`` as a mapping stages -> trace (what a sweep over stages needs, since each stage count compiles
+    to its own copy code): each S runs with its own trace, exactly as if that trace had been given alone; a stage
+    count without a trace is refused by name."""
+    kw = dict(BM=128, BN=128, BK=32, WM=64, WN=32, pad=8, regs=126, warp_instructions_per_step=62,
+              warp_copy_instructions_per_step=133)
+    short = "alu/R1<R0 ldgsts<R1"
+    long_ = " ".join(["alu/R1<R0 s2r/R2 alu/R3<R1,R2 ldc/R4 wide/R5,R6<R3,R4 ldgsts<R5,R6"] * 20)
+    per = {1: short, 2: long_}
+    for S, tr in per.items():
+        a, b = tc("h200", stages=S, copy_trace=per, **kw), tc("h200", stages=S, copy_trace=tr, **kw)
+        same = {k for k in a if k != "p_copy_trace" and (a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]))}
+        assert same == set(a) - {"p_copy_trace"}, S
+    assert tc("h200", stages=2, copy_trace=per, **kw)["tflops"] < 0.9 * tc("h200", stages=2, copy_trace=short, **kw)["tflops"]
+    with pytest.raises(Exception, match="none for stages=3"):
+        tc("h200", stages=3, copy_trace=per, **kw)
+
+
+def test_pipeline_depth_experiment_gives_the_measured_kernel_its_copy_code_per_stage():
+    """experiments/pipeline_depth.yaml's H200 kernel (round 3's mma_pipe 128x128, 8 warps) carries, for each S, the
+    copy trace round 6 read from that kernel's SASS and ncu counts (validation/h200/round6/copy_traces6.csv)."""
+    import csv
+    from pathlib import Path
+
+    from gemmsim.run.experiment import load_experiment
+
+    root = Path(__file__).resolve().parents[2]
+    exp = load_experiment(root / "experiments" / "pipeline_depth.yaml")
+    entry = next(k for k in exp.kernels if k.label == "mma_pipe_128x128")
+    want = {int(r["stages"]): r["copy_trace"] for r in csv.DictReader((root / "validation/h200/round6/copy_traces6.csv").open())
+            if r["kernel"] == "mma_128x128_w2x4"}
+    assert {int(k): v for k, v in entry.params["copy_trace"].items()} == want
+    assert sorted(want) == exp.sweep["stages"]

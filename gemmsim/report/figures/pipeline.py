@@ -68,13 +68,11 @@ def _throughput(rs: list[dict], ms: list[str], machines: dict) -> Drawn:
             reading.append(text)
         peak = next((r.get("peak_tflops") for r in mine if _finite(r.get("peak_tflops"))), None)
         if peak:
-            ax.axhline(peak, color="0.5", ls="--", lw=0.8)
-            ax.annotate("datasheet peak", (1, peak), xytext=(2, -10), textcoords="offset points", fontsize=7, color="0.4")
+            # the reference lines are legend entries, not text on the plot, so the legend never covers their labels
+            ax.axhline(peak, color="0.5", ls="--", lw=0.8, label="datasheet peak")
             frac = getattr(machines.get(m), "mma_sync_fraction", 1.0)
             if frac < 1:  # Hopper: mma.sync reaches only part of the wgmma peak
-                ax.axhline(peak * frac, color="0.5", ls=":", lw=0.8)
-                ax.annotate("mma.sync rate", (1, peak * frac), xytext=(2, -10), textcoords="offset points", fontsize=7,
-                            color="0.4")
+                ax.axhline(peak * frac, color="0.5", ls=":", lw=0.8, label="mma.sync rate")
         ax.set(title=m, xlabel="pipeline stages S", xticks=sorted({r["p_stages"] for r in mine}))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
