@@ -167,15 +167,32 @@ def fig_chain_waves(h) -> None:
     fig.savefig(OUT / "chain_waves.png", dpi=80)
 
 
+def replayed(kernel: str, n: int, order: str) -> float | None:
+    """Round 5: the model's DRAM bytes with the block schedule the H200 ran (round5/model_measured_schedule.py)."""
+    path = HERE / "round5" / "model_measured_schedule.csv"
+    if not path.is_file():
+        return None
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location("_mms", HERE / "round5" / "model_measured_schedule.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    blocks, wave = {("naive", 6144): (147456, 1056), ("tiled_smem", 3072): (9216, 264)}.get((kernel, n), (0, 0))
+    rows = list(csv.DictReader(path.open()))
+    return mod.launch_estimate(rows, kernel, n, order, blocks, wave) if blocks else None
+
+
 def fig_launch_order() -> None:
-    """Round 3: DRAM bytes read by launch order, naive 16x16 and tiled 32x32 SGEMM, measured and model."""
+    """Round 3: DRAM bytes read by launch order, naive 16x16 and tiled 32x32 SGEMM, measured and model; round 5:
+    the model replayed with the measured block starts where its own schedule misses."""
     meas = [r for r in csv.DictReader((HERE / "round3" / "order_l2.csv").open()) if r["run"] == "run3"]
     mpath = HERE / "round3" / "model_order.csv"
     model = list(csv.DictReader(mpath.open())) if mpath.is_file() else []
-    fig = Figure(figsize=(15, 4))
+    fig = Figure(figsize=(15, 4.6))
     axes = fig.subplots(1, 3)
     for ax, (kname, mname, title) in zip(axes[:2], (("naive16", "naive", "naive, 16 x 16 threads, one C element each"),
                                                  ("tiled32", "tiled_smem", "tiled, 32 x 32 shared-memory tiles"))):
+        starred = False
         for order, color in (("row", "C0"), ("column", "C1"), ("grouped", "C2")):
             pts = sorted((int(r["N"]), int(r["dram_bytes_read"])) for r in meas if r["kernel"] == kname and r["order"] == order)
             ax.plot([p[0] for p in pts], [p[1] / 1e9 for p in pts], "o-", color=color, label=f"{order}, measured")
@@ -183,10 +200,15 @@ def fig_launch_order() -> None:
                         if r["kernel"] == mname and r["order"] == order)
             if mp:
                 ax.plot([p[0] for p in mp], [p[1] / 1e9 for p in mp], "x--", color=color, ms=8, label=f"{order}, model")
+            rp = [(n, replayed(mname, n, order)) for n in (3072, 6144)]
+            rp = [(n, v) for n, v in rp if v]
+            if rp:
+                ax.plot([p[0] for p in rp], [p[1] / 1e9 for p in rp], "*", color=color, mec="k", ms=12,
+                        label=None if starred else "model on the measured block starts (colour: order)")
+                starred = True
         ax.set(xscale="log", yscale="log", xlabel="N", ylabel="DRAM bytes read (GB)", title=title)
         ax.minorticks_off()
         ax.set_xticks([2048, 3072, 4096, 6144, 8192], labels=["2048", "3072", "4096", "6144", "8192"])
-        ax.legend(fontsize=7)
     ax = axes[2]
     spread = list(csv.DictReader((HERE / "round3" / "order_wave_spread.csv").open()))
     sp5 = HERE / "round5" / "order_wave_spread5.csv"
@@ -201,8 +223,10 @@ def fig_launch_order() -> None:
            title="how far resident blocks drift apart (block-start traces)")
     ax.legend(fontsize=7, ncol=2, loc="upper center")
     fig.suptitle("Launch order on the H200 (ncu dram__bytes_read.sum, cold L2) against gemmsim's memory model "
-                 "(naive: blocks in lockstep; tiled: spread over a block)", fontsize=9)
-    fig.tight_layout()
+                 "(naive: blocks in lockstep; tiled: spread over a block; stars: the model run on the block starts the H200 traced)", fontsize=9)
+    handles, labels = axes[0].get_legend_handles_labels()  # one legend for both byte panels, below them
+    fig.legend(handles, labels, fontsize=7, ncol=4, loc="lower left", bbox_to_anchor=(0.04, 0.0))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(OUT / "launch_order.png", dpi=80)
 
 

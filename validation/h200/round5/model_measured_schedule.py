@@ -103,6 +103,19 @@ def window(kernel_name: str, N: int, order: str, lo: int, hi: int, schedule: str
         gm._schedule = orig
 
 
+def launch_estimate(rows: list[dict], kernel: str, N: int, order: str, blocks: int, wave: int) -> float | None:
+    """DRAM bytes read by the whole launch under the measured schedule, from the stored rows: the whole-launch row
+    where there is one, else the per-block rates of the windows interpolated over the launch's waves."""
+    mine = [r for r in rows if r["kernel"] == kernel and int(r["N"]) == N and r["order"] == order and r["schedule"] == "measured"]
+    whole = [r for r in mine if r["window_waves"] == "all"]
+    if whole:
+        return float(whole[0]["dram_read_bytes_per_block"]) * blocks
+    pts = sorted((int(r["window_waves"].split("-")[0]), float(r["dram_read_bytes_per_block"])) for r in mine)
+    if not pts:
+        return None
+    return float(np.interp(np.arange(0, blocks / wave), [p[0] for p in pts], [p[1] for p in pts]).sum() * wave)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("order", nargs="?", default="column", choices=["row", "column"])
