@@ -134,9 +134,10 @@ def _make_match(lanes: int):
     return match
 
 
-#: Tag compares of a whole 8-way or 16-way set (see ``_make_match``).
+#: Tag compares of a whole set of up to 8, 16 or 32 ways (see ``_make_match``).
 _match8 = _make_match(8)
 _match16 = _make_match(16)
+_match32 = _make_match(32)
 
 
 @njit(cache=True, inline="always")
@@ -590,7 +591,8 @@ def _small_body(inp, start, n, tags, dirty, fpw, order, cnt, st, sets, ways, shi
 def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways, shift, policy, write_back, write_allocate,
               out):  # fmt: skip
     """``_run_small`` for more than 16 ways (up to ``WIDE_WAYS``; Haswell's 20-way L3): one copy, no coherence,
-    accesses within one line. The lookup is the same (``fpw``: byte fingerprints, 8 ways a word); the order is
+    accesses within one line. A lookup tries the set's most recent way, then compares all its tags at once
+    (``_match32``; ``fpw`` is not used, the argument is kept for the callers); the order is
     kept as stamps (``stamps``: time of the last use for LRU, of the fill for FIFO; 0 when invalid, so invalid
     ways go first) with ``mru[set]`` the way used last, checked first. A hit on the set's most recent way
     changes nothing (its stamp is already the newest of its set); a victim is the way with the oldest stamp.
@@ -601,7 +603,7 @@ def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways,
     mask = _U(sets - 1)
     usets = _U(sets)
     uways = _U(ways)
-    nw = _U((ways + 7) >> 3)
+    vmask = (_U(1) << uways) - _U(1)  # the lanes of the set's ways
     sh = _U(shift)
     line_word = _U(1) << sh
     store_bit = _U(1) << _U(32)
@@ -660,10 +662,13 @@ def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways,
         found = front
         if front:
             hit = w0
-        fp = _U(2) + ((ln * _FPMUL) >> _U(57))
         if not found:
-            q = fp * _ONES8
-            found, hit = _fp_search(fpw, s * nw, nw, q, tags, base, sln)
+            # All the set's tags at once (32 lanes; those past its ways read the next set, whose lines cannot
+            # match, or the tags' padding, and are masked off).
+            mm = _match32(tags, base, sln) & vmask
+            if mm:
+                found = True
+                hit = _U(trailing_zeros(mm))
         through = False
         if found:
             run_ln = ln
@@ -727,9 +732,6 @@ def _run_wide(inp, start, n, tags, dirty, fpw, stamps, mru, cnt, st, sets, ways,
                 mru[s] = np.int64(v)
                 run_ln = ln
                 run_at = at
-                fi = s * nw + (v >> _U(3))
-                sb = _U(8) * (v & _U(7))
-                fpw[fi] = (fpw[fi] & ~(_U(0xFF) << sb)) | (fp << sb)
                 through = store and not write_back
         if through:
             size = meta & _M32
@@ -1284,9 +1286,9 @@ class Cache:
         from gemmsim.guards import check_caches  # refuse a state that cannot fit before numpy tries (issue 16)
 
         check_caches([(self.sets, self.ways)], f"cache {self.name!r} of {self.sets} sets x {self.ways} ways", self.copies)
-        # 16 tags of padding: the one-copy kernel compares 8 or 16 tags from a set's first, past the last set's end
-        # when it has fewer ways (lanes masked off).
-        self._tags_buf = np.full(n + 16, -1, dtype=np.int64)
+        # 32 tags of padding: the one-copy kernels compare 8, 16 or 32 tags from a set's first, past the last set's
+        # end when it has fewer ways (lanes masked off).
+        self._tags_buf = np.full(n + 32, -1, dtype=np.int64)
         self._tags = self._tags_buf[:n]
         self._dirty = np.empty(n, dtype=np.uint8)
         if self._packed:
