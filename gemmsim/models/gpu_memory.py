@@ -81,7 +81,8 @@ def start_stagger(spec: GPUKernelSpec) -> float:
     0.6-0.8 in every order. With lockstep the naive kernel's DRAM bytes at N = 4096 in row and column order come
     out at 1.00x the measurement (4.0x with the stagger of 1). What makes a launch hold or lose lockstep is not
     modelled (NOTES.md); replayed with the measured block starts, the model gives the bytes the H200 read where this
-    rule misses (validation/h200/round5/README.md, section 4).
+    rule misses (validation/h200/round5/README.md, section 4), and the column order loses lockstep at a wave that
+    changes from launch to launch (N = 5632-7168, validation/h200/round7).
     """
     return 0.0 if getattr(spec, "lockstep", False) else DEFAULT_STAGGER
 

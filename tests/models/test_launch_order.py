@@ -183,3 +183,21 @@ def test_measured_schedule_ranks_tiled_3072_row_above_column():
     assert got["row"] > 1.05 * got["column"]
     spread = {o: float(rows[(o, "spread")]["dram_read_bytes_per_block"]) for o in ("row", "column")}
     assert spread["row"] < spread["column"]  # the model's own schedule ranks them the other way
+
+
+def test_column_order_loses_lockstep_at_launch_to_launch_waves():
+    """Round 7 (validation/h200/round7/drift7.csv): the naive kernel's row order holds lockstep from N = 5120 to 7168
+    (no wave spread over more than half a block), its column order holds it at 5120 and loses it at every size from
+    5632 on, at a wave that differs between two launches of one configuration (6144) -- the event ``start_stagger``
+    does not model. The row-major layouts only; the transposed variants are other kernels (round 7's README)."""
+    rows = list(csv.DictReader((ROUND3.parent / "round7" / "drift7.csv").open()))
+    plain = [r for r in rows if r["a_col_major"] == r["b_col_major"] == "0"]
+    row = {int(r["N"]): r for r in plain if r["order"] == "row"}
+    col = [r for r in plain if r["order"] == "column"]
+    assert sorted(row) == [5120, 5632, 6144, 6656, 7168]
+    assert all(float(r["waves_spread_over_half"]) == 0 and float(r["median_spread"]) <= 0.15 for r in row.values())
+    lost = {(int(r["N"]), r["launch"]): r["first_wave_spread_over_half"] for r in col}
+    assert lost[(5120, "1")] == ""
+    assert all(w != "" for (n, _), w in lost.items() if n >= 5632)
+    assert lost[(6144, "1")] != lost[(6144, "2")]
+    assert all(float(r["max_rel_err"]) < 1e-6 and 1900 <= float(r["sm_mhz"]) <= 2000 for r in rows)

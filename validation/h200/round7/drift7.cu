@@ -1,0 +1,98 @@
+// Round 7 (issue 11): when does the naive 16x16 SGEMM leave lockstep? Block-start traces of round 3's naive kernel
+// (../round3/order.cu, same indexing and order), in row and column order at N = 5120 ... 7168, and with one operand
+// stored transposed: TA = A column-major (A(row, k) = A[k*N + row]), TB = B column-major (B(k, col) = B[col*N + k]).
+// In column order the operand re-read from DRAM is A; row-major A is read down its columns (16 rows, one sector each,
+// N*4 bytes apart), column-major A along a row (64 contiguous bytes per k, like B in row order). If the layout of
+// the re-read operand decides the drift, column+TA holds lockstep and row+TB drifts.
+//
+// Usage: ./drift7 N order ta tb   -> trace rows pid,smid,start_ns,end_ns on stdout (times from the first block start);
+//                                    on stderr: the launch's SM clock (clk.h) and the check of 64 elements of C.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+#include "../round3/clk.h"
+
+template <int TA, int TB>
+__global__ void __launch_bounds__(256)
+naive16t(const float* A, const float* B, float* C, int N, int order, ClkRec* rec, unsigned long long* trace) {
+  unsigned long long g0 = globaltimer_ns(), c0 = clock64();
+  const int T = N / 16;
+  int tm, tn;
+  if (order == 0) { tm = blockIdx.x / T; tn = blockIdx.x % T; } else { tn = blockIdx.x / T; tm = blockIdx.x % T; }
+  const int row = tm * 16 + threadIdx.y, col = tn * 16 + threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < N; ++k) {
+    const float a = TA ? A[(size_t)k * N + row] : A[(size_t)row * N + k];
+    const float b = TB ? B[(size_t)col * N + k] : B[(size_t)k * N + col];
+    acc += a * b;
+  }
+  C[(size_t)row * N + col] = acc;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    clk_store(rec, blockIdx.x, g0, c0);
+    unsigned long long g1 = globaltimer_ns();
+    unsigned long long* t = trace + 4 * (size_t)blockIdx.x;
+    t[0] = g0; t[1] = g1; t[2] = smid(); t[3] = c0;
+  }
+}
+
+static void launch(int ta, int tb, const float* A, const float* B, float* C, int N, int order, ClkRec* rec,
+                   unsigned long long* tr) {
+  int T = N / 16;
+  dim3 g(T * T), b(16, 16);
+  if (!ta && !tb) naive16t<0, 0><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else if (ta && !tb) naive16t<1, 0><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else if (!ta && tb) naive16t<0, 1><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else naive16t<1, 1><<<g, b>>>(A, B, C, N, order, rec, tr);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 5) { std::fprintf(stderr, "usage: %s N row|column ta tb\n", argv[0]); return 1; }
+  const int N = std::atoi(argv[1]), order = std::string(argv[2]) == "column" ? 1 : 0;
+  const int ta = std::atoi(argv[3]), tb = std::atoi(argv[4]);
+  if (N % 16) { std::fprintf(stderr, "N must be a multiple of 16\n"); return 1; }
+  const size_t n = (size_t)N * N;
+  std::vector<float> hA(n), hB(n);
+  std::mt19937 rng(1234 + N);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& x : hA) x = u(rng);
+  for (auto& x : hB) x = u(rng);
+  float *A, *B, *C;
+  CHECK(cudaMalloc(&A, n * 4)); CHECK(cudaMalloc(&B, n * 4)); CHECK(cudaMalloc(&C, n * 4));
+  CHECK(cudaMemcpy(A, hA.data(), n * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(B, hB.data(), n * 4, cudaMemcpyHostToDevice));
+  const int nb = (N / 16) * (N / 16);
+  unsigned long long* tr; CHECK(cudaMalloc(&tr, (size_t)nb * 32));
+  ClkRec* rec = clk_alloc();
+  launch(ta, tb, A, B, C, N, order, nullptr, tr);  // warm-up
+  CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
+  CHECK(cudaMemset(C, 0xFF, n * 4));
+  launch(ta, tb, A, B, C, N, order, rec, tr);
+  CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
+  const double mhz = clk_mhz(rec, nb);
+  std::vector<unsigned long long> h((size_t)nb * 4);
+  CHECK(cudaMemcpy(h.data(), tr, (size_t)nb * 32, cudaMemcpyDeviceToHost));
+  std::vector<float> hC(n);
+  CHECK(cudaMemcpy(hC.data(), C, n * 4, cudaMemcpyDeviceToHost));
+  double maxerr = 0;
+  for (int s = 0; s < 64; ++s) {  // C(i, j) against float64 with the stored layouts
+    int i = rng() % N, j = rng() % N;
+    double ref = 0, mag = 0;
+    for (int k = 0; k < N; ++k) {
+      double a = ta ? hA[(size_t)k * N + i] : hA[(size_t)i * N + k];
+      double b = tb ? hB[(size_t)j * N + k] : hB[(size_t)k * N + j];
+      ref += a * b; mag += std::fabs(a * b);
+    }
+    double err = std::fabs(hC[(size_t)i * N + j] - ref) / mag;
+    if (!(err == err)) err = 1e30;
+    maxerr = std::max(maxerr, err);
+  }
+  unsigned long long t0 = ~0ull, t1 = 0;
+  for (int b = 0; b < nb; ++b) { t0 = std::min(t0, h[4 * b]); t1 = std::max(t1, h[4 * b + 1]); }
+  std::fprintf(stderr, "launch,%d,%s,%d,%d,sm_mhz=%.0f,max_rel_err=%.3e,span_ms=%.3f\n", N, argv[2], ta, tb, mhz, maxerr,
+               (t1 - t0) / 1e6);
+  std::printf("pid,smid,start_ns,end_ns\n");  // tile of pid: row order tm = pid / T, column order tn = pid / T
+  for (int b = 0; b < nb; ++b) std::printf("%d,%llu,%llu,%llu\n", b, h[4 * b + 2], h[4 * b] - t0, h[4 * b + 1] - t0);
+  return 0;
+}
