@@ -555,7 +555,7 @@ def _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, 
     end = start + tpl_ninst[blk_tpl]
     last = int(end.max())
     last1 = int(end[:n1].max()) if two else 0
-    split = int(start[n1]) if two else last  # first round in which a block >= n1 issues
+    split = int(start[n1:].min()) if two else last  # first round in which a block >= n1 issues
 
     def bases(k):
         acc = np.bincount(slot_of[:k] % n_sm, weights=l1_lines_per_tpl[blk_tpl[:k]], minlength=n_sm).astype(np.int64)
