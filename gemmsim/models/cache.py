@@ -35,9 +35,9 @@ source, ``_small_body``, compiled into a copy per common configuration, unsigned
 ``_run_any`` for the rest (more ways with per-core copies, or more than 32). The first two keep, per
 set, the ways' recency (LRU) or age (FIFO) as 4-bit ranks packed in one word (the victim is the last rank;
 promoting a way is a few shifts); ``_run_small`` finds a line by comparing all the set's tags at once (one
-vector compare, ``_match8``/``_match16``), ``_run_copies`` by an 8-bit fingerprint of each way's line packed in
-another word (a lookup compares 8 ways at once and reads a full tag only for a candidate); ``_run_any`` keeps
-timestamps. The kernels handle
+vector compare, ``_match8``/``_match16``; ``_run_wide`` likewise with ``_match32``, after its most recent way),
+``_run_copies`` by an 8-bit fingerprint of each way's line packed in another word (a lookup compares 8 ways at
+once and reads a full tag only for a candidate); ``_run_any`` keeps timestamps. The kernels handle
 accesses within one line; at the first access that spans lines they stop and the rest of the chunk is cut into
 one access per line (``split_lines``, vectorised), which is exactly the per-line rule above. Every kernel is
 checked against the naive reference in tests/reference/ref_cache.py.
@@ -159,9 +159,9 @@ def _fp_search(fpw, woff, nw, q, tags, base, tag):
 _ONES4 = np.uint64(0x1111111111111111)
 _HIGH4 = np.uint64(0x8888888888888888)
 _FPMUL = np.uint64(0x9E3779B97F4A7C15)
-#: Ways up to which the fast kernel (nibble recency order, byte fingerprints) is used.
+#: Ways up to which the packed kernels (nibble recency order) are used.
 SMALL_WAYS = 16
-#: Ways up to which one copy without coherence takes ``_run_wide`` (byte fingerprints, stamps) rather than ``_run_any``.
+#: Ways up to which one copy without coherence takes ``_run_wide`` (whole-set compare, stamps) rather than ``_run_any``.
 WIDE_WAYS = 32
 
 
@@ -1280,7 +1280,7 @@ class Cache:
         # _run_copies for per-core copies; more ways take _run_wide (one copy, up to 32 ways) or the general _run_any.
         self._packed = self.ways <= SMALL_WAYS
         self._small = self._packed and self.copies == 1 and coherence == "none"
-        # 17 to 32 ways, one copy without coherence: _run_wide (fingerprints as _run_small, stamps for the order).
+        # 17 to 32 ways, one copy without coherence: _run_wide (whole-set compare, stamps for the order).
         self._wide = not self._packed and self.ways <= WIDE_WAYS and self.copies == 1 and coherence == "none"
         n = self.copies * self.sets * self.ways
         from gemmsim.guards import check_caches  # refuse a state that cannot fit before numpy tries (issue 16)
