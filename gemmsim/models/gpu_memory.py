@@ -522,10 +522,11 @@ def _run(blk_tpl, blk_off, tpl_inst0, tpl_ninst, inst_ptr, inst_flags, inst_op, 
     a time), then the shared L2 in global issue order. Returns ``[(cnt, l2)]`` for all blocks and, where
     ``0 < n1 < len(blk_tpl)``, a second pair for the first ``n1`` blocks alone.
 
-    The second run shares the first one's work up to round ``start[n1]``: blocks take slots in launch order, so the
-    first n1 blocks are scheduled alike in both runs and no later block issues before block n1 starts -- up to that
-    round both runs make the same accesses in the same order. The caches are copied there and each run goes on by
-    itself (the short one leaving the later blocks out)."""
+    The second run shares the first one's work up to the first round in which a block >= n1 issues (``start[n1]``:
+    blocks take slots in launch order, so starts rise with it): the first n1 blocks are scheduled alike in both runs
+    (each takes the first free slot given the blocks before it), so up to that round both runs make the same accesses
+    in the same order. The caches are copied there and each run goes on by itself (the short one leaving the later
+    blocks out). The L1 no-hit check runs the same way, on a copy of its own state."""
     nb = blk_tpl.shape[0]
     two = 0 < n1 < nb
     bps = n_slots // n_sm
