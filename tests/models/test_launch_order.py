@@ -201,3 +201,29 @@ def test_column_order_loses_lockstep_at_launch_to_launch_waves():
     assert all(w != "" for (n, _), w in lost.items() if n >= 5632)
     assert lost[(6144, "1")] != lost[(6144, "2")]
     assert all(float(r["max_rel_err"]) < 1e-6 and 1900 <= float(r["sm_mhz"]) <= 2000 for r in rows)
+
+
+#: (N, order) of round 7b where the model (lockstep) is outside 1.5x of some measured launch.
+KNOWN_MISSES_7 = {(5632, "column")}
+
+
+def test_stored_model_against_repeated_launches():
+    """Round 7b (validation/h200/round7/model7.csv, ncu7.csv: ncu's DRAM bytes of 2-8 launches per configuration,
+    cold L2 each): row order reads the same bytes in every launch (within 0.1 %) and the model matches it within
+    2 % at N = 5632-7168; column order reads 1.1-2.7x the row order's bytes from 5632 on and varies 3-34 % from
+    launch to launch, which the model's lockstep start (equal bytes in both orders) does not give. Within 1.5x of
+    every launch except ``KNOWN_MISSES_7``; ranked below row in every column-order case from 5632 on."""
+    meas: dict = {}
+    for r in csv.DictReader((ROUND3.parent / "round7" / "ncu7.csv").open()):
+        meas.setdefault((int(r["N"]), r["order"]), []).append(float(r["dram_bytes_read"]))
+    model = {(int(r["N"]), r["order"]): float(r["model_dram_bytes_read"])
+             for r in csv.DictReader((ROUND3.parent / "round7" / "model7.csv").open())}
+    for n in (5632, 6144, 6656, 7168):
+        row = meas[(n, "row")]
+        assert max(row) / min(row) < 1.001
+        assert model[(n, "row")] == pytest.approx(np.mean(row), rel=0.02)
+        assert min(meas[(n, "column")]) > 1.05 * max(row)  # column reads more in every launch
+        assert model[(n, "column")] == model[(n, "row")]  # the model: the same bytes
+    assert max(meas[(6144, "column")]) / min(meas[(6144, "column")]) > 1.15
+    miss = {k for k, v in meas.items() if k in model and not all(1 / 1.5 <= model[k] / x <= 1.5 for x in v)}
+    assert miss == KNOWN_MISSES_7

@@ -1,4 +1,5 @@
-"""Round 7 raw traces -> drift7.csv (one row per launch) and drift7_waves.csv (the spread of every wave).
+"""Round 7 raw traces -> drift7.csv (one row per launch) and drift7_waves.csv (the spread of every wave); round 7b's
+ncu pages -> ncu7.csv (DRAM bytes read and duration of every profiled launch).
 
     python validation/h200/round7/process7.py
 
@@ -34,6 +35,29 @@ def launches():
                     yield (int(g[1]), g[2], int(g[3]), int(g[4]), 2 if g[5] else 1), data[np.argsort(data[:, 0])]
 
 
+def ncu_launches() -> list[dict]:
+    """raw/ncu7*.csv: each line is `run,<ncu raw page line>`; runs are listed in raw/ncu7*_runs.txt."""
+    out = []
+    for page in sorted((HERE / "raw").glob("ncu7*.csv")):
+        runs = {}
+        for line in page.with_name(page.stem + "_runs.txt").read_text().splitlines():
+            if line.startswith("run "):
+                i, spec = line[4:].split(": ")
+                runs[i] = spec.split()
+        hdr = None
+        for line in page.read_text().splitlines():
+            run, rest = line.split(",", 1)
+            if rest.startswith('"ID"'):
+                hdr = next(csv.reader([rest]))
+            elif hdr and rest.startswith('"') and "naive16t" in rest:
+                r = dict(zip(hdr, next(csv.reader([rest]))))
+                n, order = runs[run]
+                out.append(dict(N=int(n), order=order, run=f"{page.stem}:{run}", launch=r["ID"],
+                                dram_bytes_read=int(r["dram__bytes_read.sum"].replace(",", "")),
+                                duration_ns=int(r["gpu__time_duration.sum"].replace(",", ""))))
+    return out
+
+
 def main() -> None:
     clocks = {}
     for line in (HERE / "raw" / "launches7.txt").read_text().splitlines():
@@ -54,7 +78,7 @@ def main() -> None:
                          sm_mhz=mhz, max_rel_err=err))
         waves += [dict(N=n, order=order, a_col_major=ta, b_col_major=tb, launch=rep, wave=w, spread=round(float(s), 3))
                   for w, s in enumerate(sp)]
-    for name, data in (("drift7.csv", rows), ("drift7_waves.csv", waves)):
+    for name, data in (("drift7.csv", rows), ("drift7_waves.csv", waves), ("ncu7.csv", ncu_launches())):
         with (HERE / name).open("w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(data[0]))
             w.writeheader()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Round 7 on the H200 (issue 11): block-start traces of the naive kernel across sizes and operand layouts.
+# Round 7 on the H200 (issue 11): block-start traces of the naive kernel across sizes and operand layouts;
+# PART=ncu: round 7b, ncu's DRAM bytes of repeated launches.
 # Writes $OUT/traces7_sizes.tar.gz and traces7_layout.tar.gz (one CSV per launch), $OUT/launches7.txt (clock and result check per launch),
 # $OUT/sass7.txt (the k-loop's loads) and $OUT/nvidia_smi.csv.
 set -euo pipefail
@@ -10,6 +11,25 @@ cd "$(dirname "$0")"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/nvidia_smi.csv"
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift7 drift7.cu
 cuobjdump -sass /tmp/drift7 | grep -E "Function|LDG" > "$OUT/sass7.txt" || true
+if [ "${PART:-traces}" = ncu ]; then
+  # round 7b: DRAM bytes of repeated launches (ncu, cold L2 before each launch, clocks untouched): does a
+  # column-order launch's byte count vary as its lockstep onset does? Each drift7 run profiles its warm-up launch
+  # and its traced launch. Writes $OUT/ncu7.csv and $OUT/ncu7_runs.txt (SPECS="N,order ..." to choose the runs;
+  # the second call: SPECS="5632,row 5632,row 6656,row 6656,row 5120,column 5120,column 7168,column 7168,column 7168,row").
+  NCU="ncu --clock-control none --csv --page raw --print-units base --metrics dram__bytes_read.sum,gpu__time_duration.sum"
+  : > "$OUT/ncu7_runs.txt"
+  i=0
+  SPECS=${SPECS:-"6144,column 6144,column 6144,column 6144,column 6144,row 6144,row 5632,column 5632,column 6656,column 6656,column"}
+  for spec in $SPECS; do
+    spec=${spec/,/ }
+    i=$((i + 1))
+    echo "run $i: $spec" >> "$OUT/ncu7_runs.txt"
+    timeout 120 $NCU --log-file "/tmp/ncu7_$i.csv" /tmp/drift7 $spec 0 0 > /dev/null 2>> "$OUT/ncu7_runs.txt" || echo "failed: $spec" >> "$OUT/ncu7_runs.txt"
+    sed "s/^/$i,/" "/tmp/ncu7_$i.csv" >> "$OUT/ncu7.csv" || true
+  done
+  cat "$OUT/ncu7_runs.txt"
+  exit 0
+fi
 mkdir -p /tmp/tr7
 : > "$OUT/launches7.txt"
 run() {  # N order ta tb [tag]
