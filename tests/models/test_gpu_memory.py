@@ -110,10 +110,11 @@ class RefGPU:
         return sum(bin(d).count("1") for od in self.l2c.values() for v, d in od.values())
 
 
-def reference(machine, spec, L, bps, l1_bytes, stagger):
+def reference(machine, spec, L, bps, l1_bytes, stagger, nb=None):
+    """The launch through ``RefGPU`` (all blocks, or the first ``nb`` in launch order as a launch of their own)."""
     ref = RefGPU(machine, l1_bytes)
     tm, tn = spec.order(L.M, L.N)
-    traces = [spec.block_trace(L, int(a), int(b), spaces=[SPACE_GLOBAL]) for a, b in zip(tm, tn)]
+    traces = [spec.block_trace(L, int(a), int(b), spaces=[SPACE_GLOBAL]) for a, b in zip(tm[:nb], tn[:nb])]
     n_slots = machine.sms * bps
     free = [int(stagger * s / n_slots * len(traces[0])) for s in range(n_slots)]
     runs = {s: [] for s in range(n_slots)}

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 import gemmsim.models.gpu_memory as gm
-from gemmsim.kernels.gpu import KERNELS, SPACE_GLOBAL
+from gemmsim.kernels.gpu import KERNELS
 from gemmsim.models.gpu_memory import _N_COUNTERS, _l1_rounds, _l1_state, _set_of, simulate_memory
 from gemmsim.trace import Layout
 
 _spec = importlib.util.spec_from_file_location("_tgm", Path(__file__).with_name("test_gpu_memory.py"))
 _tgm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_tgm)
-RefGPU, small_machine = _tgm.RefGPU, _tgm.small_machine
+small_machine = _tgm.small_machine
 
 
 # ---- 1. the no-hit check on single-SM streams --------------------------------------------------------------------
@@ -120,42 +120,7 @@ def test_no_hit_check_boundary_is_w_accesses_of_the_set(ways):
 
 def _reference_prefix(machine, spec, L, bps, l1_bytes, stagger, nb):
     """``test_gpu_memory.reference`` for the first nb blocks in launch order (a launch of those blocks alone)."""
-    ref = RefGPU(machine, l1_bytes)
-    tm, tn = spec.order(L.M, L.N)
-    traces = [spec.block_trace(L, int(a), int(b), spaces=[SPACE_GLOBAL]) for a, b in zip(tm[:nb], tn[:nb])]
-    n_slots = machine.sms * bps
-    full_first = spec.block_trace(L, int(tm[0]), int(tn[0]), spaces=[SPACE_GLOBAL])
-    free = [int(stagger * s / n_slots * len(full_first)) for s in range(n_slots)]
-    runs = {s: [] for s in range(n_slots)}
-    for b, tr in enumerate(traces):
-        s = min(range(n_slots), key=lambda i: (free[i], i))
-        runs[s].append((free[s], b))
-        free[s] += len(tr)
-    for r in range(max(free)):
-        for s in range(n_slots):
-            for start, b in runs[s]:
-                tr = traces[b]
-                i = r - start
-                if 0 <= i < len(tr):
-                    break
-            else:
-                continue
-            sm = s % machine.sms
-            w = int(tr.width[i])
-            sectors = sorted({sec for lane in range(32) if (int(tr.mask[i]) >> lane) & 1
-                              for sec in range(int(tr.addr[i, lane]) // 32, (int(tr.addr[i, lane]) + w - 1) // 32 + 1)})
-            lines = {}
-            for sec in sectors:
-                lines[sec // 4] = lines.get(sec // 4, 0) | (1 << (sec % 4))
-            op = int(tr.operand[i])
-            for line, mask in lines.items():
-                if tr.is_write[i] or tr.bypass_l1[i]:
-                    ref.access_l2(sm, line, mask, bool(tr.is_write[i]), op)
-                else:
-                    miss = ref._l1(sm, line, mask)
-                    if miss:
-                        ref.access_l2(sm, line, miss, False, op)
-    return ref
+    return _tgm.reference(machine, spec, L, bps, l1_bytes, stagger, nb)
 
 
 SAMPLED = [
