@@ -21,13 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from gemmsim.models.cache import Cache, _match8, _match16, as_words
-from gemmsim.models.hierarchy import Hierarchy, _front_batch
-from gemmsim.models.tlb import TLB
+from gemmsim.models.cache import Cache, _match8, _match16
+from gemmsim.models.hierarchy import Hierarchy
 from gemmsim.trace import ACCESS
 from reference.chunks import chunk_of, records
 from reference.ref_cache import RefCache, run_chain, run_level
-from reference.ref_tlb import RefTLB
+from test_cache_variants import check_front_pass
 
 
 @njit
@@ -111,26 +110,7 @@ def test_whole_set_compare_in_the_front_pass(sets, ways, policy, write_back, tlb
     """Through the fused front (``_front_batch``: the TLB in L1's loop, trusted input as the direct driver gives
     it, spanning accesses cut a piece at a time through another copy of the kernel): the copies keep one state."""
     line = 64
-    trace = data.draw(set_traces(sets, line))
-    if trusted:
-        trace = [a for a in trace if a[0] // line == (a[0] + a[1] - 1) // line]
-    c = Cache("L1", sets, ways, line, policy, write_back)
-    tlbs = [TLB("T", *tlb, 10.0)] if tlb else []
-    h = Hierarchy([c], tlbs)
-    l1, tl = h._front_args()
-    chunk = chunk_of(trace) if trace else np.empty(0, dtype=ACCESS)
-    n = chunk.shape[0]
-    out = np.empty(2 * 8 * n + 64, dtype=ACCESS)
-    tout = np.empty(8 * n + 64, dtype=ACCESS)
-    w, wt = _front_batch(as_words(chunk), n, l1, tl, out.view(np.uint64), 0, tout.view(np.uint64), 0,
-                         np.empty(2, np.uint64), trusted)  # fmt: skip
-    ref = RefCache(sets, ways, line, policy, write_back)
-    assert records(out[:w]) == run_level(ref, trace)
-    assert c.counters() == ref.counters()
-    assert c.lines().tolist() == ref.lines()
-    if tlb:
-        rt = RefTLB(*tlb)
-        assert records(tout[:wt]) == [r for a in trace for r in rt.access(*a)]
+    check_front_pass(sets, ways, line, policy, write_back, True, tlb, data.draw(set_traces(sets, line)), trusted)
 
 
 def _general(cache: Cache) -> Cache:

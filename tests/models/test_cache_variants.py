@@ -51,6 +51,12 @@ def traces(draw, max_len=400):
 )
 def test_front_pass_matches_reference(sets, ways, line, policy, write_back, write_allocate, tlb, trace, trusted):
     """``trusted`` (what the direct nest driver passes): the trace is first cut to accesses within one line."""
+    check_front_pass(sets, ways, line, policy, write_back, write_allocate, tlb, trace, trusted)
+
+
+def check_front_pass(sets, ways, line, policy, write_back, write_allocate, tlb, trace, trusted):
+    """``_front_batch`` (the first TLB inside L1's pass) against the reference cache and TLB: records, counters and
+    the lines left; with ``trusted`` the trace is first cut to accesses within one line."""
     if trusted:
         trace = [a for a in trace if a[0] // line == (a[0] + a[1] - 1) // line]
     c = Cache("L1", sets, ways, line, policy, write_back, write_allocate)
