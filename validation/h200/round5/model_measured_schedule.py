@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
+import io
+import tarfile
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 import gemmsim.models.gpu_memory as gm
 from gemmsim.kernels.gpu import KERNELS as GPU_KERNELS
@@ -59,29 +61,52 @@ def setup(kernel_name: str, N: int, order: str):
     return m, spec, occ, Layout.build(N, N, N, "fp32"), m.l1_size(l1_carveout(m, occ))
 
 
+def _columns(lines, keep=None) -> dict[str, np.ndarray]:
+    """pid, smid, start_ns, end_ns of a trace CSV's rows (those ``keep`` accepts), in pid order."""
+    rows = [r for r in csv.DictReader(lines) if keep is None or keep(r)]
+    cols = {k: np.array([int(r[k]) for r in rows], np.int64) for k in ("pid", "smid", "start_ns", "end_ns")}
+    order = np.argsort(cols["pid"], kind="stable")
+    return {k: v[order] for k, v in cols.items()}
+
+
+def trace_frame(kernel_name: str, N: int, order: str) -> dict[str, np.ndarray]:
+    """The block-start trace of one launch (arrays pid, smid, start_ns, end_ns in pid order): round 5's (naive and
+    tiled, N = 3072 and 6144), else round 7's first launch of the naive kernel with row-major operands (5120-7168)."""
+    r5 = HERE / "raw" / f"order_trace_{N}.csv.gz"
+    if r5.exists():
+        with gzip.open(r5, "rt") as f:
+            return _columns(f, lambda r: r["kernel"] == TRACE_NAME[kernel_name] and r["order"] == order)
+    if kernel_name != "naive":
+        raise FileNotFoundError(f"no block-start trace of {kernel_name} at N = {N}")
+    with tarfile.open(HERE.parent / "round7" / "raw" / "traces7_sizes.tar.gz") as tar:
+        return _columns(io.TextIOWrapper(tar.extractfile(f"trace_{N}_{order}_ta0_tb0.csv")))
+
+
+def partition_of_sm() -> dict[int, int]:
+    """Round 5's probe: the L2 partition each SM is near (partition_map.csv)."""
+    return {int(r["sm"]): int(r["partition"]) for r in csv.DictReader((HERE / "partition_map.csv").open())}
+
+
 def measured_schedule(kernel_name: str, N: int, order: str, lo: int, hi: int, n_sm: int, bps: int, ninst: int):
     """Slot and start round of blocks ``lo..hi-1`` (pid order) as the H200 ran them."""
-    d = pd.read_csv(HERE / "raw" / f"order_trace_{N}.csv.gz")
-    d = d[(d.kernel == TRACE_NAME[kernel_name]) & (d.order == order)].sort_values("pid").reset_index(drop=True)
-    dur = float(np.median(d.end_ns - d.start_ns))
-    part = pd.read_csv(HERE / "partition_map.csv").set_index("sm")["partition"]
-    sms = sorted(part.index, key=lambda s: (part[s], s))
-    model_sm = {s: i for i, s in enumerate(sms)}
-    w = d.iloc[lo:hi]
-    t0 = w.start_ns.min()
+    d = trace_frame(kernel_name, N, order)
+    dur = float(np.median(d["end_ns"] - d["start_ns"]))
+    part = partition_of_sm()
+    model_sm = {s: i for i, s in enumerate(sorted(part, key=lambda s: (part[s], s)))}
+    smid, st, en = d["smid"][lo:hi], d["start_ns"][lo:hi], d["end_ns"][lo:hi]
+    t0 = st.min()
     slot_of = np.empty(hi - lo, np.int64)
     start = np.empty(hi - lo, np.int64)
     free_ns: dict[int, list[float]] = {}
     free_rd: dict[int, list[int]] = {}
     for i in range(hi - lo):  # pid order: dispatch order, and the order the model walks a slot's blocks in
-        r = w.iloc[i]
-        sm = model_sm[int(r.smid)]
+        sm = model_sm[int(smid[i])]
         ends = free_ns.setdefault(sm, [-np.inf] * bps)
         rds = free_rd.setdefault(sm, [0] * bps)
         j = int(np.argmin(ends))
         slot_of[i] = j * n_sm + sm
-        start[i] = max(int(round((r.start_ns - t0) / dur * ninst)), rds[j])
-        ends[j] = r.end_ns
+        start[i] = max(int(round((st[i] - t0) / dur * ninst)), rds[j])
+        ends[j] = en[i]
         rds[j] = start[i] + ninst
     return slot_of, start
 
@@ -120,7 +145,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("order", nargs="?", default="column", choices=["row", "column"])
     ap.add_argument("--kernel", default="naive", choices=list(TRACE_NAME))
-    ap.add_argument("--N", type=int, default=6144, choices=[3072, 6144])
+    ap.add_argument("--N", type=int, default=6144, choices=[3072, 5120, 5632, 6144, 6656, 7168])
     ap.add_argument("--waves", nargs="+", type=int, default=[3, 100], help="first measured wave of each window")
     ap.add_argument("--measure", type=int, default=2, help="waves measured per window (after one warm-up wave)")
     ap.add_argument("--whole", action="store_true", help="the whole launch instead of windows")
