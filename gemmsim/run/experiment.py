@@ -263,8 +263,11 @@ def plan(exp: Experiment, source: str = "<experiment>", quick: bool = False, mac
         for kind in takers:
             model = kernels_for(kind)[entry.name]
             all_params |= set(model.model_fields)
+            # with the sweep's first point: an entry may hold what only the swept values complete (a copy_trace per
+            # stage count of the sweep); every point is validated when the cases are made
+            first = (_sweep_points(exp.sweep, set(model.model_fields)) or [{}])[0]
             try:
-                model(**entry.params)
+                model(**{**entry.params, **first})
             except ValidationError as err:
                 rejected += [f"kernels[{i}] ({entry.name} on {kind}).params.{p}" for p in validation_problems(err)]
                 bad_kinds[(i, kind)] = "; ".join(validation_problems(err))

@@ -95,3 +95,16 @@ def test_a_kernel_name_of_several_kinds_runs_where_its_params_apply(monkeypatch)
     with pytest.raises(ExperimentError) as e:
         plan(bad)
     assert "kernels[0] (k on cpu).params.BQ: unknown key" in str(e.value) and "kernels[0] (k on gpu).params.BQ: unknown key" in str(e.value)
+
+
+def test_an_entry_completed_by_its_sweep_plans():
+    """A kernel entry whose parameters hold only when the sweep's values are put in (a copy_trace for each swept stage
+    count, none for the kernel's default of 3) plans; a swept value it does not cover is named."""
+    traces = {1: "alu/R1<R0 ldgsts<R1", 2: "alu/R1<R0 alu/R2<R1 ldgsts<R2"}
+    data = {**BASE, "machines": ["h200"], "kernels": [{"name": "tensorcore", "params": {"copy_trace": traces}}],
+            "sizes": [256], "dtypes": ["fp16"], "sweep": {"stages": [1, 2]}}
+    cases = plan(load_experiment_dict(data)).cases
+    assert sorted(c.params["stages"] for c in cases) == [1, 2]
+    with pytest.raises(ExperimentError) as err:
+        plan(load_experiment_dict({**data, "sweep": {"stages": [1, 2, 4]}}))
+    assert "none for stages=4" in err.value.render()
