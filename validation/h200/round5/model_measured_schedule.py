@@ -1,6 +1,8 @@
-"""The GPU memory model fed the block schedule the H200 actually ran (issue 11's open case, naive N = 6144).
+"""The GPU memory model fed the block schedule the H200 actually ran (issue 11's open cases: the naive kernel's
+column order at N = 5632 and 6144, the tiled kernel's row/column ranking at 3072).
 
     python validation/h200/round5/model_measured_schedule.py [row|column] [--waves W0 W1 ...] [--measure 2]
+    python validation/h200/round5/model_measured_schedule.py column --N 5632 --waves 5 20 40 --measure 1
     python validation/h200/round5/model_measured_schedule.py row --kernel tiled_smem --N 3072 --whole
 
 The model's own schedule starts resident blocks in lockstep (``start_stagger``) or spread evenly over a block, and
@@ -22,8 +24,8 @@ warp instructions, moved later where a slot's previous block (which in the model
 has not finished. The same windows with the model's own lockstep and even-spread schedules are printed beside.
 With ``--whole`` the whole launch runs under the measured schedule (the tiled kernel at N = 3072, 9,216 blocks), to
 be compared with ncu's DRAM bytes of the same kernel (round3/order_l2.csv; the traces and ncu come from different
-launches, whose bytes agree within 2 % between runs 2 and 3). Each window costs minutes of one core. Output:
-model_measured_schedule.csv (appended).
+launches, whose bytes agree within 2 % between runs 2 and 3). Traces: round 5's (N = 3072, 6144), else round 7's
+(naive, 5120-7168). A window costs 10-30 s of one core. Output: model_measured_schedule.csv (appended).
 """
 
 from __future__ import annotations
