@@ -327,7 +327,12 @@ def main() -> int:
                 return f"{t:.3f} ({count / t / 1e6:.0f})"
 
             row = f"{label:<24}{count:>12,}" + "".join(f"{cell(mid[2][m][0]):>20}" for m in modes)
-            print(row + f"{cell(mid[3]):>18}{mid[0]:>11.2f}x{cpu_ratio:>10.2f}x  equal", flush=True)
+            # "equal": every counter asserted equal; "equal*": those the two rules share (a note says what differs)
+            same = "equal*" if new_notes else "equal"
+            print(row + f"{cell(mid[3]):>18}{mid[0]:>11.2f}x{cpu_ratio:>10.2f}x  {same}", flush=True)
+        if notes:
+            print("  equal*: counts asserted equal only where the two models' rules agree (with LRU below L1: every counter of")
+            print("  L1 and the stores L2 receives); what differs below:")
         for note in notes:
             print("  note: " + note)
 
