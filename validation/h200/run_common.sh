@@ -1,0 +1,30 @@
+# What every H200 round script (rounds 4-6) records around its runs. Sourced from the round's folder:
+#   . ../run_common.sh
+# Clocks are never changed; nvidia-smi only reads them.
+
+# run_start DIR: the UTC start time, the GPU's clocks, power and temperature, and nvcc's version into DIR; ./build made
+run_start() {
+  date -u +%FT%TZ > "$1/start_time.txt"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv > "$1/smi_before.csv" 2>&1
+  nvcc --version > "$1/nvcc_version.txt" 2>&1
+  mkdir -p build
+}
+
+# gpu_state DIR NAME: the GPU's clock, power and temperature now, into DIR/smi_NAME.csv
+gpu_state() {
+  nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv > "$1/smi_$2.csv" 2>&1
+}
+
+# run_end DIR: the GPU's state after the runs (smi_after.csv) and the UTC end time
+run_end() {
+  gpu_state "$1" after
+  date -u +%FT%TZ > "$1/end_time.txt"
+}
+
+# build_run DIR NAME TIMEOUT_S: build NAME.cu (ptxas report in DIR/ptxas.txt; stop if it fails), its SASS into
+# DIR/sass_NAME.txt, one run under the timeout into DIR/NAME.csv and NAME.err, its time appended to DIR/log.txt
+build_run() {
+  nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -o "build/$2" "$2.cu" > "$1/ptxas.txt" 2>&1 || { echo build failed; cat "$1/ptxas.txt"; exit 1; }
+  cuobjdump -sass "build/$2" > "$1/sass_$2.txt" 2>&1
+  ( time timeout "$3" "build/$2" > "$1/$2.csv" 2> "$1/$2.err" ) 2>> "$1/log.txt"
+}
