@@ -1,6 +1,6 @@
 #!/bin/bash
 # Round 6 on the H200 (issue 12): the copy code's instruction latencies (lat6.cu), each copy kernel's copy phase timed
-# inside the kernel (round 4's mma_pipe4.cu + mma_pipe6.patch: with the MMAs and without), and per-instruction executed
+# inside the kernel (round 3's mma_pipe.cu + round 4's mma_pipe4.patch + mma_pipe6.patch: with the MMAs and without), and per-instruction executed
 # counts and stall samples of the copy kernels (ncu SourceCounters) to read their executed path from. SASS of
 # everything. Clocks never changed (ncu --clock-control none).
 # Usage (repository root): bash validation/h200/round6/run_round6.sh   -> $OUT/round6_raw.tar.gz (or ./out6/)
@@ -9,11 +9,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 D=${OUT:-$PWD/out6}; mkdir -p "$D"
 O=$(mktemp -d)/raw; mkdir -p "$O"  # packed into $D/round6_raw.tar.gz at the end (one file comes back)
 cd "$HERE"
-date -u +%FT%TZ > "$O/start_time.txt"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv > "$O/smi_before.csv" 2>&1
-nvcc --version > "$O/nvcc_version.txt" 2>&1; ncu --version > "$O/ncu_version.txt" 2>&1
-mkdir -p build
-cp ../round4/mma_pipe4.cu build/mma_pipe6.cu && patch -s build/mma_pipe6.cu mma_pipe6.patch || echo "patch failed" >> "$O/log.txt"
+. ../run_common.sh
+run_start "$O"
+ncu --version > "$O/ncu_version.txt" 2>&1
+cp ../round3/mma_pipe.cu build/mma_pipe6.cu && patch -s build/mma_pipe6.cu ../round4/mma_pipe4.patch \
+  && patch -s build/mma_pipe6.cu mma_pipe6.patch || echo "patch failed" >> "$O/log.txt"
 F="-O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -I../round3"
 nvcc $F -o build/lat6 lat6.cu > "$O/ptxas_lat6.txt" 2>&1 &
 nvcc $F -o build/mp6_plain build/mma_pipe6.cu > "$O/ptxas_plain.txt" 2>&1 &
@@ -28,7 +28,7 @@ for b in clk nomma; do
     ( time timeout 120 build/mp6_$b copyclock $p > "$O/copyclock_${b}_${p%%,*}.csv" 2> "$O/copyclock_${b}_${p%%,*}.err" ) 2>> "$O/log.txt"
   done
 done
-nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv > "$O/smi_mid.csv" 2>&1
+gpu_state "$O" mid
 # per-instruction executed counts (and stall samples) of the copy kernels: the plain kernels (round 4's SASS) at 4096^3
 # with the warp-state metrics of all 24, the two timed builds at 512 x 512 x 4096 (their copy code differs)
 WS=smsp__average_warp_latency_per_inst_issued.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,inst_executed
@@ -48,7 +48,6 @@ for b in plain clk nomma; do
 done
 ncu -i "$O/ncu_plain.ncu-rep" --csv --page raw --print-units base --metrics $WS > "$O/ncu_plain_raw.csv" 2>> "$O/log.txt"
 gzip -f "$O"/*.ncu-rep
-nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv > "$O/smi_after.csv" 2>&1
-date -u +%FT%TZ > "$O/end_time.txt"
+run_end "$O"
 cat "$O/log.txt"; head -3 "$O"/copyclock_*.csv; ls -la "$O"
 tar czf "$D/round6_raw.tar.gz" -C "$(dirname "$O")" raw
