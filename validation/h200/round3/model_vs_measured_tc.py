@@ -36,6 +36,9 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # validation/h200: sass_loops
+from sass_loops import functions, longest_loop  # noqa: E402
+
 from gemmsim.errors import GemmsimError  # noqa: E402
 from gemmsim.machine import load_machine  # noqa: E402
 from gemmsim.sim.gpu import simulate_gpu  # noqa: E402
@@ -63,25 +66,11 @@ def machine_at(h, mhz: float):
 def sass_loop_counts(sass_text: str) -> dict:
     """Instructions in the longest backward-branch loop of every mma_gemm instantiation of a cuobjdump -sass dump:
     {(BM, BN, WM, WN, S): (instructions, HMMA)}."""
-    import re
-
     out = {}
-    parts = re.split(r"\n\s*Function : ", sass_text)
-    for part in parts[1:]:
-        head = part.split("\n", 1)[0]
-        m = re.search(r"mma_gemmILi(\d+)ELi(\d+)ELi\d+ELi(\d+)ELi(\d+)ELi(\d+)", head)
-        if not m:
-            continue
-        ins = [(int(a, 16), t) for a, t in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", part)]
-        index = {a: k for k, (a, _) in enumerate(ins)}
-        loops = []
-        for k, (a, t) in enumerate(ins):
-            b = re.search(r"BRA .*?(0x[0-9a-f]+)", t)
-            if b and int(b.group(1), 16) < a and int(b.group(1), 16) in index:
-                loops.append((index[int(b.group(1), 16)], k))
-        if loops:
-            i, j = max(loops, key=lambda x: x[1] - x[0])
-            body = [t for _, t in ins[i:j + 1]]
+    for m, ins in functions(sass_text, r"mma_gemmILi(\d+)ELi(\d+)ELi\d+ELi(\d+)ELi(\d+)ELi(\d+)"):
+        loop = longest_loop(ins)
+        if loop:
+            body = [t for _, t in ins[loop[0]:loop[1] + 1]]
             out[tuple(int(x) for x in m.groups())] = (len(body), sum("HMMA" in t for t in body))
     return out
 
@@ -170,7 +159,6 @@ def fragment_trace(body: list[str], mma_per_step: int) -> str:
 def fragment_traces() -> dict:
     """{(kernel, copy, S): fragment trace} from round 4's SASS (the k-loop: longest backward branch holding HMMA);
     {} without the archive."""
-    import re
     import tarfile
 
     if not SASS4.exists():
@@ -178,23 +166,11 @@ def fragment_traces() -> dict:
     with tarfile.open(SASS4) as tar:
         sass = tar.extractfile("raw/sass_mma_pipe4.txt").read().decode()
     out = {}
-    for part in re.split(r"\n\s*Function : ", sass)[1:]:
-        m = re.search(r"mma_gemmILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELb([01])", part.split("\n", 1)[0])
-        if not m:
-            continue
+    for m, ins in functions(sass, r"mma_gemmILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELb([01])"):
         BM, BN, BK, wm, wn, S, cp = (int(x) for x in m.groups())
-        ins = [(int(a, 16), t.strip()) for a, t in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", part)]
-        index = {a: k for k, (a, _) in enumerate(ins)}
-        loops = []
-        for k, (a, t) in enumerate(ins):
-            b = re.search(r"BRA .*?(0x[0-9a-f]+)", t)
-            if b and int(b.group(1), 16) < a and int(b.group(1), 16) in index:
-                i0 = index[int(b.group(1), 16)]
-                if any("HMMA" in x for _, x in ins[i0:k + 1]):
-                    loops.append((i0, k))
-        i0, i1 = max(loops, key=lambda x: x[1] - x[0])
+        i0, i1 = longest_loop(ins, "HMMA")
         mma = (BM // wm // 16) * (BN // wn // 8) * (BK // 16)
-        out[(f"mma_{BM}x{BN}_w{wm}x{wn}", cp, S)] = fragment_trace([t for _, t in ins[i0:i1 + 1]], mma)
+        out[(f"mma_{BM}x{BN}_w{wm}x{wn}", cp, S)] = fragment_trace([t.strip() for _, t in ins[i0:i1 + 1]], mma)
     return out
 
 

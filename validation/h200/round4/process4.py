@@ -15,10 +15,13 @@ Reads run2_raw.tar.gz (the complete run) and run1_partial.tar.gz (the first run:
 import csv
 import io
 import re
+import sys
 import tarfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # validation/h200: sass_loops
+from sass_loops import functions, longest_loop  # noqa: E402
 
 
 def members(path: Path) -> dict:
@@ -75,24 +78,10 @@ def main():
     # SASS
     sass = r2["sass_mma_pipe4.txt"]
     rows = []
-    for part in re.split(r"\n\s*Function : ", sass)[1:]:
-        head = part.split("\n", 1)[0]
-        m = re.search(r"mma_gemmILi(\d+)ELi(\d+)ELi\d+ELi(\d+)ELi(\d+)ELi(\d+)ELb([01])", head)
-        if not m:
-            continue
+    for m, ins in functions(sass, r"mma_gemmILi(\d+)ELi(\d+)ELi\d+ELi(\d+)ELi(\d+)ELi(\d+)ELb([01])"):
         BM, BN, wm, wn, S, cp = m.groups()
-        ins = [(int(a, 16), t) for a, t in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", part)]
         cnt = lambda body, op: sum(1 for t in body if re.search(rf"(^|\s){op}(\.|\s|$)", t))
-        # the k-loop: the longest backward branch whose body holds HMMA
-        idx = {a: k for k, (a, _) in enumerate(ins)}
-        loops = []
-        for k, (a, t) in enumerate(ins):
-            b = re.search(r"BRA .*?(0x[0-9a-f]+)", t)
-            if b and int(b.group(1), 16) < a and int(b.group(1), 16) in idx:
-                i0 = idx[int(b.group(1), 16)]
-                if any("HMMA" in x for _, x in ins[i0:k + 1]):
-                    loops.append((i0, k))
-        i0, i1 = max(loops, key=lambda x: x[1] - x[0])
+        i0, i1 = longest_loop(ins, "HMMA")  # the k-loop: the longest backward branch whose body holds HMMA
         body, whole = [t for _, t in ins[i0:i1 + 1]], [t for _, t in ins]
         rows.append([f"mma_{BM}x{BN}_w{wm}x{wn}", cp, S, len(whole), cnt(whole, "HMMA"), cnt(whole, "LDGSTS"), len(body),
                      cnt(body, "HMMA"), cnt(body, "LDGSTS"), cnt(body, "LDSM"), cnt(body, "BAR"), cnt(body, "DEPBAR")])
