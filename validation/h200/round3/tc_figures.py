@@ -18,16 +18,27 @@ def _kernels(rows):
     return sorted({r["kernel"] for r in rows})
 
 
-def fig_stages(rows: list[dict], path: Path) -> None:
+def _size_panels(rows: list[dict], height: float):
+    """One panel a kernel, N = 4096 (circles, C0) and 8192 (squares, C1) in each: the figure, its axes, and per panel
+    (ax, kernel, [(N, marker, colour, the rows in S order, their S)])."""
     ks = _kernels(rows)
-    fig = Figure(figsize=(4.2 * len(ks), 3.8), layout="constrained")
+    fig = Figure(figsize=(4.2 * len(ks), height), layout="constrained")
     axes = fig.subplots(1, len(ks), squeeze=False)[0]
+    panels = []
     for ax, k in zip(axes, ks):
+        groups = []
         for size, mk, col in ((4096, "o", "C0"), (8192, "s", "C1")):
             g = sorted((r for r in rows if r["kernel"] == k and r["M"] == size), key=lambda r: r["stages"])
-            if not g:
-                continue
-            S = [r["stages"] for r in g]
+            if g:
+                groups.append((size, mk, col, g, [r["stages"] for r in g]))
+        panels.append((ax, k, groups))
+    return fig, axes, panels
+
+
+def fig_stages(rows: list[dict], path: Path) -> None:
+    fig, axes, panels = _size_panels(rows, 3.8)
+    for ax, k, groups in panels:
+        for size, mk, col, g, S in groups:
             ax.plot(S, [r["measured_tflops"] for r in g], mk, color=col, ms=8, mfc="none", mew=1.5, label=f"measured, N={size}")
             ax.plot(S, [r["model_tflops"] for r in g], mk + "-", color=col, ms=4, label=f"model at the launch's clock, N={size}")
             if size == 4096:
@@ -122,15 +133,9 @@ def fig_cublas(rows: list[dict], path: Path) -> None:
 
 def fig_twins(rows: list[dict], path: Path) -> None:
     """The compute term alone: round 4's copy-less twins, measured and modelled, as the rate of their k-loop."""
-    ks = _kernels(rows)
-    fig = Figure(figsize=(4.2 * len(ks), 3.6), layout="constrained")
-    axes = fig.subplots(1, len(ks), squeeze=False)[0]
-    for ax, k in zip(axes, ks):
-        for size, mk, col in ((4096, "o", "C0"), (8192, "s", "C1")):
-            g = sorted((r for r in rows if r["kernel"] == k and r["M"] == size), key=lambda r: r["stages"])
-            if not g:
-                continue
-            S = [r["stages"] for r in g]
+    fig, axes, panels = _size_panels(rows, 3.6)
+    for ax, k, groups in panels:
+        for size, mk, col, g, S in groups:
             rate = lambda ms: 2.0 * size ** 3 / (ms * 1e-3) / 1e12  # noqa: E731
             ax.plot(S, [rate(r["measured_ms"]) for r in g], mk, color=col, ms=8, mfc="none", mew=1.5, label=f"twin measured, N={size}")
             ax.plot(S, [rate(r["model_ms"]) for r in g], mk + "-", color=col, ms=4, label=f"model, N={size}")
