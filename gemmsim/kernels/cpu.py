@@ -99,6 +99,13 @@ def _layout_table(lay: Layout) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def _tile_ends(st, hi, tiles, dims):
+    """``hi[d]``: where the current tile of loop variable d ends (its start ``st[d]`` plus the tile, within the extent)."""
+    for d in range(3):
+        hi[d] = min(st[d] + tiles[d], dims[d])
+
+
+@njit(cache=True, inline="always")
 def _next_iteration(st, hi, tperm, tiles, dims, w, m0, m1):
     """Advance the nest's state ``st`` past one innermost pass: the two outer element loops (``m0`` outer, ``m1``
     inner; ``w`` restarts), then the tile loops in ``tperm`` order; ``st[8] = 1`` when the whole nest is done."""
@@ -116,8 +123,8 @@ def _next_iteration(st, hi, tperm, tiles, dims, w, m0, m1):
                 st[v] = 0
                 if p == 0:
                     st[8] = 1
+            _tile_ends(st, hi, tiles, dims)
             for d in range(3):
-                hi[d] = min(st[d] + tiles[d], dims[d])
                 st[3 + d] = st[d]
 
 
@@ -135,8 +142,7 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
     m1 = iperm[1]
     m0 = iperm[0]
     hi = np.empty(3, np.int64)
-    for d in range(3):
-        hi[d] = min(st[d] + tiles[d], dims[d])
+    _tile_ends(st, hi, tiles, dims)
     base = np.empty(nb, np.int64)
     step = np.empty(nb, np.int64)
     wr = np.empty(nb, np.uint8)

@@ -87,8 +87,7 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
     m1 = iperm[1]
     m0 = iperm[0]
     hi = np.empty(3, np.int64)
-    for d in range(3):
-        hi[d] = min(st[d] + tiles[d], dims[d])
+    _nest._tile_ends(st, hi, tiles, dims)
     cur = np.empty(nb, np.uint64)
     step = np.empty(nb, np.uint64)
     meta = np.empty(nb, np.uint64)
