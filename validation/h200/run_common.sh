@@ -28,3 +28,13 @@ build_run() {
   cuobjdump -sass "build/$2" > "$1/sass_$2.txt" 2>&1
   ( time timeout "$3" "build/$2" > "$1/$2.csv" 2> "$1/$2.err" ) 2>> "$1/log.txt"
 }
+
+# micro_round NAME TIMEOUT_S DEFAULT_OUT: a one-program round (4b, 4c, 4d): O = $OUT or ./DEFAULT_OUT (made), into the
+# calling script's folder, then run_start, build_run NAME, run_end. Leaves O set and the caller in its folder.
+micro_round() {
+  O=${OUT:-$PWD/$3}; mkdir -p "$O"
+  cd "$(dirname "${BASH_SOURCE[1]}")"
+  run_start "$O"
+  build_run "$O" "$1" "$2"
+  run_end "$O"
+}
