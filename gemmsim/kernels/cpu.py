@@ -99,6 +99,13 @@ def _layout_table(lay: Layout) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def _operand_address(t, st):
+    """Byte address of one operand access of the loop body: ``t`` its row of ``_layout_table`` (base, the two loop
+    variables it depends on and their strides), at the nest's current indices ``st[3:6]``."""
+    return t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4]
+
+
+@njit(cache=True, inline="always")
 def _tile_ends(st, hi, tiles, dims):
     """``hi[d]``: where the current tile of loop variable d ends (its start ``st[d]`` plus the tile, within the extent)."""
     for d in range(3):
@@ -152,7 +159,7 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
         if stage == 0:
             if pro >= 0:
                 t = tab[pro]
-                addr[n] = t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4]
+                addr[n] = _operand_address(t, st)
                 size[n] = elem
                 is_write[n] = 0
                 core[n] = 0
@@ -167,7 +174,7 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
                 if m > 0:
                     for b in range(nb):
                         t = tab[body[b]]
-                        base[b] = t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4]
+                        base[b] = _operand_address(t, st)
                         step[b] = (t[2] if t[1] == w else 0) + (t[4] if t[3] == w else 0)
                         wr[b] = 1 if body[b] == 3 else 0
                     for it in range(m):
@@ -186,7 +193,7 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
             while n < cap:
                 kd = body[q]
                 t = tab[kd]
-                addr[n] = t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4]
+                addr[n] = _operand_address(t, st)
                 size[n] = elem
                 is_write[n] = 1 if kd == 3 else 0
                 core[n] = 0
@@ -202,7 +209,7 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
         else:
             if epi >= 0:
                 t = tab[epi]
-                addr[n] = t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4]
+                addr[n] = _operand_address(t, st)
                 size[n] = elem
                 is_write[n] = 1 if epi == 3 else 0
                 core[n] = 0

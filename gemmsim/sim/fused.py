@@ -104,7 +104,7 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
         if stage == 0:
             if pro >= 0:
                 t = tab[pro]
-                words[np.uint64(2) * k] = np.uint64(t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4])
+                words[np.uint64(2) * k] = np.uint64(_nest._operand_address(t, st))
                 words[np.uint64(2) * k + np.uint64(1)] = ue
                 k += np.uint64(1)
             st[6] = 1
@@ -116,7 +116,7 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
                 # Whole innermost iterations, as many as the batch holds.
                 for b in range(nb):
                     t = tab[body[b]]
-                    cur[b] = np.uint64(t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4])
+                    cur[b] = np.uint64(_nest._operand_address(t, st))
                     step[b] = np.uint64((t[2] if t[1] == wv else 0) + (t[4] if t[3] == wv else 0))
                     meta[b] = ue | (store if body[b] == 3 else np.uint64(0))
                 if nb == 2:
@@ -144,7 +144,7 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
                 # One operand of an iteration the batch cannot hold whole (or that was left part done).
                 kd = body[q]
                 t = tab[kd]
-                words[np.uint64(2) * k] = np.uint64(t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4])
+                words[np.uint64(2) * k] = np.uint64(_nest._operand_address(t, st))
                 words[np.uint64(2) * k + np.uint64(1)] = ue | (store if kd == 3 else np.uint64(0))
                 k += np.uint64(1)
                 q += 1
@@ -157,7 +157,7 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
         else:
             if epi >= 0:
                 t = tab[epi]
-                words[np.uint64(2) * k] = np.uint64(t[0] + st[3 + t[1]] * t[2] + st[3 + t[3]] * t[4])
+                words[np.uint64(2) * k] = np.uint64(_nest._operand_address(t, st))
                 words[np.uint64(2) * k + np.uint64(1)] = ue | (store if epi == 3 else np.uint64(0))
                 k += np.uint64(1)
             st[6] = 0
