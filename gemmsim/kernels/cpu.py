@@ -106,6 +106,19 @@ def _operand_address(t, st):
 
 
 @njit(cache=True, inline="always")
+def _next_operand(st, hi, q, nb, w):
+    """The body position after operand ``q`` of ``nb``: past the last, back to 0 with the innermost index ``w``
+    advanced, and the body stage over (``st[6] = 2``) when that index reaches its tile end."""
+    q += 1
+    if q == nb:
+        q = 0
+        st[3 + w] += 1
+        if st[3 + w] == hi[w]:
+            st[6] = 2
+    return q
+
+
+@njit(cache=True, inline="always")
 def _tile_ends(st, hi, tiles, dims):
     """``hi[d]``: where the current tile of loop variable d ends (its start ``st[d]`` plus the tile, within the extent)."""
     for d in range(3):
@@ -198,13 +211,9 @@ def _fill(addr, size, is_write, core, st, dims, tiles, tperm, iperm, pro, body, 
                 is_write[n] = 1 if kd == 3 else 0
                 core[n] = 0
                 n += 1
-                q += 1
-                if q == nb:
-                    q = 0
-                    st[3 + w] += 1
-                    if st[3 + w] == hi[w]:
-                        st[6] = 2
-                        break
+                q = _next_operand(st, hi, q, nb, w)
+                if st[6] == 2:
+                    break
             st[7] = q
         else:
             if epi >= 0:

@@ -147,12 +147,7 @@ def _nest_direct(fa, addr, size, isw, core, words, l1, tl, out, tout, room, troo
                 words[np.uint64(2) * k] = np.uint64(_nest._operand_address(t, st))
                 words[np.uint64(2) * k + np.uint64(1)] = ue | (store if kd == 3 else np.uint64(0))
                 k += np.uint64(1)
-                q += 1
-                if q == nb:
-                    q = 0
-                    st[3 + wv] += 1
-                    if st[3 + wv] == hi[wv]:
-                        st[6] = 2
+                q = _nest._next_operand(st, hi, q, nb, wv)
                 st[7] = q
         else:
             if epi >= 0:
