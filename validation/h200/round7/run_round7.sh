@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Round 7 on the H200 (issue 11): block-start traces of the naive kernel across sizes and operand layouts;
-# PART=ncu: round 7b, ncu's DRAM bytes of repeated launches.
+# PART=ncu: round 7b, ncu's DRAM bytes of repeated launches; PART=c: round 7c, traces and ncu at N = 4224, 4608, 8448.
 # Writes $OUT/traces7_sizes.tar.gz and traces7_layout.tar.gz (one CSV per launch), $OUT/launches7.txt (clock and result check per launch),
 # $OUT/sass7.txt (the k-loop's loads) and $OUT/nvidia_smi.csv.
 set -euo pipefail
@@ -31,11 +31,37 @@ if [ "${PART:-traces}" = ncu ]; then
   exit 0
 fi
 mkdir -p /tmp/tr7
-: > "$OUT/launches7.txt"
+LAUNCHES="$OUT/launches7.txt"
 run() {  # N order ta tb [tag]
-  timeout 120 /tmp/drift7 "$1" "$2" "$3" "$4" > "/tmp/tr7/trace_$1_$2_ta$3_tb$4${5:-}.csv" 2>> "$OUT/launches7.txt" \
-    || echo "failed: $*" >> "$OUT/launches7.txt"
+  timeout 120 /tmp/drift7 "$1" "$2" "$3" "$4" > "/tmp/tr7/trace_$1_$2_ta$3_tb$4${5:-}.csv" 2>> "$LAUNCHES" \
+    || echo "failed: $*" >> "$LAUNCHES"
 }
+if [ "${PART:-traces}" = c ]; then
+  # round 7c: a prediction test. In drifted column-order launches the groups are whole block columns (the blocks
+  # that share B); the wave then holds 1056 / (N/16) of them, exactly 3 at N = 5632, the size that drifted most.
+  # N = 8448 (exactly 2 block columns a wave) and 4224 (exactly 4) test that; 4608 (3.67) is a control.
+  # Traces (launches7c.txt, traces7c.tar.gz) and ncu's DRAM bytes of repeated launches (ncu7c.csv, ncu7c_runs.txt).
+  LAUNCHES="$OUT/launches7c.txt"; : > "$LAUNCHES"
+  run 8448 column 0 0; run 8448 column 0 0 _2; run 8448 row 0 0
+  run 4224 column 0 0; run 4224 column 0 0 _2; run 4224 row 0 0
+  run 4608 column 0 0
+  (cd /tmp/tr7 && tar -czf "$OUT/traces7c.tar.gz" trace_*.csv)
+  cat "$LAUNCHES"
+  NCU="ncu --clock-control none --csv --page raw --print-units base --metrics dram__bytes_read.sum,gpu__time_duration.sum"
+  : > "$OUT/ncu7c_runs.txt"
+  i=0
+  for spec in 8448,column 8448,column 8448,row 4224,column 4224,column 4224,row 4608,column 4608,row; do
+    spec=${spec/,/ }
+    i=$((i + 1))
+    echo "run $i: $spec" >> "$OUT/ncu7c_runs.txt"
+    timeout 120 $NCU --log-file "/tmp/ncu7c_$i.csv" /tmp/drift7 $spec 0 0 > /dev/null 2>> "$OUT/ncu7c_runs.txt" || echo "failed: $spec" >> "$OUT/ncu7c_runs.txt"
+    sed "s/^/$i,/" "/tmp/ncu7c_$i.csv" >> "$OUT/ncu7c.csv" || true
+  done
+  cat "$OUT/ncu7c_runs.txt"
+  ls -la "$OUT"
+  exit 0
+fi
+: > "$LAUNCHES"
 for n in 5120 5632 6144 6656 7168; do run $n row 0 0; run $n column 0 0; done
 run 6144 column 1 0      # A column-major: the re-read operand read along its rows
 run 6144 row 0 1         # B column-major: the re-read operand read down its columns
