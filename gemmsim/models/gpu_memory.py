@@ -82,7 +82,8 @@ def start_stagger(spec: GPUKernelSpec) -> float:
     out at 1.00x the measurement (4.0x with the stagger of 1). What makes a launch hold or lose lockstep is not
     modelled (NOTES.md); replayed with the measured block starts, the model gives the bytes the H200 read where this
     rule misses (validation/h200/round5/README.md, section 4), and the column order loses lockstep at a wave that
-    changes from launch to launch (N = 5632-7168, validation/h200/round7).
+    changes from launch to launch (N = 4224 and 5632-8448, validation/h200/round7): there partners in neighbouring
+    block columns do not catch up with each other, and each block column drifts as one group (``stagger_group``).
     """
     return 0.0 if getattr(spec, "lockstep", False) else DEFAULT_STAGGER
 
@@ -750,6 +751,7 @@ def simulate_memory(
     max_blocks: int | None = None,
     budget: int | None = DEFAULT_BUDGET,
     stagger: float | None = None,
+    stagger_group: int = 1,
 ) -> MemoryResult:
     """Run a kernel's blocks through the GPU memory system of ``machine``; returns the counters.
 
@@ -760,12 +762,18 @@ def simulate_memory(
     reads), ``l2_hit_rate`` (read sectors found in L2 / read sectors asked for), ``l1_hit_rate``,
     ``l2_sectors_read``, ``l2_sectors_written``, ``global_requests``, ``global_sectors``, ``blocks``,
     ``waves`` (ceil(blocks / (sms * blocks_per_sm))), ``rounds`` (round-robin rounds the schedule took).
-    ``stagger``: how far apart the first blocks start (None: ``start_stagger(spec)``).
+    ``stagger``: how far apart the first blocks start (None: ``start_stagger(spec)``). ``stagger_group``: slots
+    start in groups of this many consecutive slots, each group at the phase of its first slot -- with the number of
+    tiles in one raster line, each block column (column order) starts as one group and the groups are spread over
+    ``stagger`` of a block, as drifted column-order launches of the naive kernel run on the H200
+    (validation/h200/round7, section 7c).
     """
     if stagger is None:
         stagger = start_stagger(spec)
     if blocks_per_sm < 1:
         raise KernelError(f"blocks_per_sm must be >= 1 (got {blocks_per_sm})")
+    if stagger_group < 1:
+        raise KernelError(f"stagger_group must be >= 1 (got {stagger_group})")
     L = layout
     n_sm = machine.sms
     sector = machine.l2.sector_bytes
@@ -848,7 +856,8 @@ def simulate_memory(
     spl_shift = spl.bit_length() - 1
     l1_lines_per_tpl = np.array([int(t.lines_per_instruction(spl)[t.flags == 0].sum()) for t in templates], np.int64)
     n_slots = n_sm * blocks_per_sm
-    first_round = (float(stagger) * np.arange(n_slots) / n_slots * int(tpl_ninst[0])).astype(np.int64)
+    lead = np.arange(n_slots) // stagger_group * stagger_group  # the first slot of each slot's group
+    first_round = (float(stagger) * lead / n_slots * int(tpl_ninst[0])).astype(np.int64)
 
     n1 = 0
     if n_sim < n_total:

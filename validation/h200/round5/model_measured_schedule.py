@@ -25,7 +25,7 @@ has not finished. The same windows with the model's own lockstep and even-spread
 With ``--whole`` the whole launch runs under the measured schedule (the tiled kernel at N = 3072, 9,216 blocks), to
 be compared with ncu's DRAM bytes of the same kernel (round3/order_l2.csv; the traces and ncu come from different
 launches, whose bytes agree within 2 % between runs 2 and 3). Traces: round 5's (N = 3072, 6144), else round 7's
-(naive, 5120-7168). A window costs 10-30 s of one core. Output: model_measured_schedule.csv (appended).
+(naive, 5120-7168) and 7c's (4224, 4608, 8448). A window costs 10-30 s of one core. Output: model_measured_schedule.csv (appended).
 """
 
 from __future__ import annotations
@@ -80,8 +80,12 @@ def trace_frame(kernel_name: str, N: int, order: str) -> dict[str, np.ndarray]:
             return _columns(f, lambda r: r["kernel"] == TRACE_NAME[kernel_name] and r["order"] == order)
     if kernel_name != "naive":
         raise FileNotFoundError(f"no block-start trace of {kernel_name} at N = {N}")
-    with tarfile.open(HERE.parent / "round7" / "raw" / "traces7_sizes.tar.gz") as tar:
-        return _columns(io.TextIOWrapper(tar.extractfile(f"trace_{N}_{order}_ta0_tb0.csv")))
+    name = f"trace_{N}_{order}_ta0_tb0.csv"
+    for arc in ("traces7_sizes.tar.gz", "traces7c.tar.gz"):
+        with tarfile.open(HERE.parent / "round7" / "raw" / arc) as tar:
+            if name in tar.getnames():
+                return _columns(io.TextIOWrapper(tar.extractfile(name)))
+    raise FileNotFoundError(f"no block-start trace of {kernel_name} at N = {N}, {order} order")
 
 
 def partition_of_sm() -> dict[int, int]:
@@ -147,7 +151,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("order", nargs="?", default="column", choices=["row", "column"])
     ap.add_argument("--kernel", default="naive", choices=list(TRACE_NAME))
-    ap.add_argument("--N", type=int, default=6144, choices=[3072, 5120, 5632, 6144, 6656, 7168])
+    ap.add_argument("--N", type=int, default=6144, choices=[3072, 4224, 4608, 5120, 5632, 6144, 6656, 7168, 8448])
     ap.add_argument("--waves", nargs="+", type=int, default=[3, 100], help="first measured wave of each window")
     ap.add_argument("--measure", type=int, default=2, help="waves measured per window (after one warm-up wave)")
     ap.add_argument("--whole", action="store_true", help="the whole launch instead of windows")

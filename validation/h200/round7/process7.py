@@ -1,4 +1,4 @@
-"""Round 7 raw traces -> drift7.csv (one row per launch) and drift7_waves.csv (the spread of every wave); round 7b's
+"""Round 7 (and 7c) raw traces -> drift7.csv (one row per launch) and drift7_waves.csv (the spread of every wave); rounds 7b/7c's
 ncu pages -> ncu7.csv (DRAM bytes read and duration of every profiled launch).
 
     python validation/h200/round7/process7.py
@@ -25,7 +25,7 @@ NAME = re.compile(r"trace_(\d+)_(row|column)_ta(\d)_tb(\d)(_2)?\.csv")
 
 def launches():
     seen = set()  # the layout archive holds one trace twice (two of run_round7.sh's patterns match it)
-    for arc in sorted((HERE / "raw").glob("traces7_*.tar.gz")):
+    for arc in sorted((HERE / "raw").glob("traces7*.tar.gz")):
         with tarfile.open(arc) as tar:
             for m in tar.getmembers():
                 g = NAME.fullmatch(Path(m.name).name)
@@ -60,7 +60,7 @@ def ncu_launches() -> list[dict]:
 
 def main() -> None:
     clocks = {}
-    for line in (HERE / "raw" / "launches7.txt").read_text().splitlines():
+    for line in [x for f in sorted((HERE / "raw").glob("launches7*.txt")) for x in f.read_text().splitlines()]:
         p = line.split(",")
         key = (int(p[1]), p[2], int(p[3]), int(p[4]))
         clocks.setdefault(key, []).append((p[5].split("=")[1], p[6].split("=")[1]))
