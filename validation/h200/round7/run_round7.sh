@@ -11,23 +11,25 @@ cd "$(dirname "$0")"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/nvidia_smi.csv"
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift7 drift7.cu
 cuobjdump -sass /tmp/drift7 | grep -E "Function|LDG" > "$OUT/sass7.txt" || true
-if [ "${PART:-traces}" = ncu ]; then
-  # round 7b: DRAM bytes of repeated launches (ncu, cold L2 before each launch, clocks untouched): does a
-  # column-order launch's byte count vary as its lockstep onset does? Each drift7 run profiles its warm-up launch
-  # and its traced launch. Writes $OUT/ncu7.csv and $OUT/ncu7_runs.txt (SPECS="N,order ..." to choose the runs;
-  # the second call: SPECS="5632,row 5632,row 6656,row 6656,row 5120,column 5120,column 7168,column 7168,column 7168,row").
-  NCU="ncu --clock-control none --csv --page raw --print-units base --metrics dram__bytes_read.sum,gpu__time_duration.sum"
-  : > "$OUT/ncu7_runs.txt"
-  i=0
-  SPECS=${SPECS:-"6144,column 6144,column 6144,column 6144,column 6144,row 6144,row 5632,column 5632,column 6656,column 6656,column"}
-  for spec in $SPECS; do
+ncu_runs() {  # TAG "N,order ...": ncu's DRAM bytes of each drift7 run (its warm-up and its traced launch), cold L2
+  # before each launch, clocks untouched -> $OUT/ncu$TAG.csv (each line prefixed by its run number), $OUT/ncu${TAG}_runs.txt
+  local NCU="ncu --clock-control none --csv --page raw --print-units base --metrics dram__bytes_read.sum,gpu__time_duration.sum"
+  local i=0 spec
+  : > "$OUT/ncu$1_runs.txt"
+  for spec in $2; do
     spec=${spec/,/ }
     i=$((i + 1))
-    echo "run $i: $spec" >> "$OUT/ncu7_runs.txt"
-    timeout 120 $NCU --log-file "/tmp/ncu7_$i.csv" /tmp/drift7 $spec 0 0 > /dev/null 2>> "$OUT/ncu7_runs.txt" || echo "failed: $spec" >> "$OUT/ncu7_runs.txt"
-    sed "s/^/$i,/" "/tmp/ncu7_$i.csv" >> "$OUT/ncu7.csv" || true
+    echo "run $i: $spec" >> "$OUT/ncu$1_runs.txt"
+    timeout 120 $NCU --log-file "/tmp/ncu$1_$i.csv" /tmp/drift7 $spec 0 0 > /dev/null 2>> "$OUT/ncu$1_runs.txt" || echo "failed: $spec" >> "$OUT/ncu$1_runs.txt"
+    sed "s/^/$i,/" "/tmp/ncu$1_$i.csv" >> "$OUT/ncu$1.csv" || true
   done
-  cat "$OUT/ncu7_runs.txt"
+  cat "$OUT/ncu$1_runs.txt"
+}
+if [ "${PART:-traces}" = ncu ]; then
+  # round 7b: does a column-order launch's byte count vary as its lockstep onset does? SPECS="N,order ..." chooses
+  # the runs; the second call: SPECS="5632,row 5632,row 6656,row 6656,row 5120,column 5120,column 7168,column
+  # 7168,column 7168,row" (its files were renamed ncu7b*).
+  ncu_runs 7 "${SPECS:-6144,column 6144,column 6144,column 6144,column 6144,row 6144,row 5632,column 5632,column 6656,column 6656,column}"
   exit 0
 fi
 mkdir -p /tmp/tr7
@@ -47,17 +49,7 @@ if [ "${PART:-traces}" = c ]; then
   run 4608 column 0 0
   (cd /tmp/tr7 && tar -czf "$OUT/traces7c.tar.gz" trace_*.csv)
   cat "$LAUNCHES"
-  NCU="ncu --clock-control none --csv --page raw --print-units base --metrics dram__bytes_read.sum,gpu__time_duration.sum"
-  : > "$OUT/ncu7c_runs.txt"
-  i=0
-  for spec in 8448,column 8448,column 8448,row 4224,column 4224,column 4224,row 4608,column 4608,row; do
-    spec=${spec/,/ }
-    i=$((i + 1))
-    echo "run $i: $spec" >> "$OUT/ncu7c_runs.txt"
-    timeout 120 $NCU --log-file "/tmp/ncu7c_$i.csv" /tmp/drift7 $spec 0 0 > /dev/null 2>> "$OUT/ncu7c_runs.txt" || echo "failed: $spec" >> "$OUT/ncu7c_runs.txt"
-    sed "s/^/$i,/" "/tmp/ncu7c_$i.csv" >> "$OUT/ncu7c.csv" || true
-  done
-  cat "$OUT/ncu7c_runs.txt"
+  ncu_runs 7c "8448,column 8448,column 8448,row 4224,column 4224,column 4224,row 4608,column 4608,row"
   ls -la "$OUT"
   exit 0
 fi
