@@ -4,6 +4,9 @@
 // In column order the operand re-read from DRAM is A; row-major A is read down its columns (16 rows, one sector each,
 // N*4 bytes apart), column-major A along a row (64 contiguous bytes per k, like B in row order). If the layout of
 // the re-read operand decides the drift, column+TA holds lockstep and row+TB drifts.
+// Round 7d: TA = 2 / TB = 2 keep the layouts row-major but wrap A's rows / B's rows every 64 (A(row, k) =
+// A[(row % 64)*N + k], B(k, col) = B[(k % 64)*N + col]): that operand then lives in L2 for the whole launch and
+// every block's loads of it hit there, so its DRAM traffic, and any sharing of it between blocks, is gone.
 //
 // Usage: ./drift7 N order ta tb   -> trace rows pid,smid,start_ns,end_ns on stdout (times from the first block start);
 //                                    on stderr: the launch's SM clock (clk.h) and the check of 64 elements of C.
@@ -24,8 +27,8 @@ naive16t(const float* A, const float* B, float* C, int N, int order, ClkRec* rec
   const int row = tm * 16 + threadIdx.y, col = tn * 16 + threadIdx.x;
   float acc = 0.f;
   for (int k = 0; k < N; ++k) {
-    const float a = TA ? A[(size_t)k * N + row] : A[(size_t)row * N + k];
-    const float b = TB ? B[(size_t)col * N + k] : B[(size_t)k * N + col];
+    const float a = TA == 1 ? A[(size_t)k * N + row] : A[(size_t)(TA == 2 ? row & 63 : row) * N + k];
+    const float b = TB == 1 ? B[(size_t)col * N + k] : B[(size_t)(TB == 2 ? k & 63 : k) * N + col];
     acc += a * b;
   }
   C[(size_t)row * N + col] = acc;
@@ -42,16 +45,21 @@ static void launch(int ta, int tb, const float* A, const float* B, float* C, int
   int T = N / 16;
   dim3 g(T * T), b(16, 16);
   if (!ta && !tb) naive16t<0, 0><<<g, b>>>(A, B, C, N, order, rec, tr);
-  else if (ta && !tb) naive16t<1, 0><<<g, b>>>(A, B, C, N, order, rec, tr);
-  else if (!ta && tb) naive16t<0, 1><<<g, b>>>(A, B, C, N, order, rec, tr);
-  else naive16t<1, 1><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else if (ta == 1 && !tb) naive16t<1, 0><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else if (!ta && tb == 1) naive16t<0, 1><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else if (ta == 2 && !tb) naive16t<2, 0><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else if (!ta && tb == 2) naive16t<0, 2><<<g, b>>>(A, B, C, N, order, rec, tr);
+  else if (ta == 1 && tb == 1) naive16t<1, 1><<<g, b>>>(A, B, C, N, order, rec, tr);
 }
 
 int main(int argc, char** argv) {
-  if (argc < 5) { std::fprintf(stderr, "usage: %s N row|column ta tb\n", argv[0]); return 1; }
+  if (argc < 5) { std::fprintf(stderr, "usage: %s N row|column ta tb  (ta/tb: 0 row-major, 1 column-major, 2 rows wrapped every 64)\n", argv[0]); return 1; }
   const int N = std::atoi(argv[1]), order = std::string(argv[2]) == "column" ? 1 : 0;
   const int ta = std::atoi(argv[3]), tb = std::atoi(argv[4]);
   if (N % 16) { std::fprintf(stderr, "N must be a multiple of 16\n"); return 1; }
+  if (ta < 0 || tb < 0 || ta > 2 || tb > 2 || (ta == 2 && tb) || (tb == 2 && ta)) {
+    std::fprintf(stderr, "ta tb: 0 or 1 each, or 2 0, or 0 2\n"); return 1;
+  }
   const size_t n = (size_t)N * N;
   std::vector<float> hA(n), hB(n);
   std::mt19937 rng(1234 + N);
@@ -80,8 +88,8 @@ int main(int argc, char** argv) {
     int i = rng() % N, j = rng() % N;
     double ref = 0, mag = 0;
     for (int k = 0; k < N; ++k) {
-      double a = ta ? hA[(size_t)k * N + i] : hA[(size_t)i * N + k];
-      double b = tb ? hB[(size_t)j * N + k] : hB[(size_t)k * N + j];
+      double a = ta == 1 ? hA[(size_t)k * N + i] : hA[(size_t)(ta == 2 ? i & 63 : i) * N + k];
+      double b = tb == 1 ? hB[(size_t)j * N + k] : hB[(size_t)(tb == 2 ? k & 63 : k) * N + j];
       ref += a * b; mag += std::fabs(a * b);
     }
     double err = std::fabs(hC[(size_t)i * N + j] - ref) / mag;

@@ -20,7 +20,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 WAVE = 132 * 8
-NAME = re.compile(r"trace_(\d+)_(row|column)_ta(\d)_tb(\d)(_2)?\.csv")
+NAME = re.compile(r"trace_(\d+)_(row|column)_ta(\d)_tb(\d)(?:_(\d))?\.csv")
 
 
 def launches():
@@ -32,7 +32,7 @@ def launches():
                 if g and m.name not in seen:
                     seen.add(m.name)
                     data = np.loadtxt(io.TextIOWrapper(tar.extractfile(m)), delimiter=",", skiprows=1, dtype=np.int64)
-                    yield (int(g[1]), g[2], int(g[3]), int(g[4]), 2 if g[5] else 1), data[np.argsort(data[:, 0])]
+                    yield (int(g[1]), g[2], int(g[3]), int(g[4]), int(g[5] or 1)), data[np.argsort(data[:, 0])]
 
 
 def ncu_launches() -> list[dict]:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Round 7 on the H200 (issue 11): block-start traces of the naive kernel across sizes and operand layouts;
-# PART=ncu: round 7b, ncu's DRAM bytes of repeated launches; PART=c: round 7c, traces and ncu at N = 4224, 4608, 8448.
+# PART=ncu: round 7b, ncu's DRAM bytes of repeated launches; PART=c: round 7c, traces and ncu at N = 4224, 4608, 8448; PART=d: round 7d, traces with A or B L2-resident.
 # Writes $OUT/traces7_sizes.tar.gz and traces7_layout.tar.gz (one CSV per launch), $OUT/launches7.txt (clock and result check per launch),
 # $OUT/sass7.txt (the k-loop's loads) and $OUT/nvidia_smi.csv.
 set -euo pipefail
@@ -50,6 +50,21 @@ if [ "${PART:-traces}" = c ]; then
   (cd /tmp/tr7 && tar -czf "$OUT/traces7c.tar.gz" trace_*.csv)
   cat "$LAUNCHES"
   ncu_runs 7c "8448,column 8448,column 8448,row 4224,column 4224,column 4224,row 4608,column 4608,row"
+  ls -la "$OUT"
+  exit 0
+fi
+if [ "${PART:-traces}" = d ]; then
+  # round 7d: what drives the drift. Column order with A's rows wrapped every 64 (ta = 2: A L2-resident, no sharing
+  # of A between blocks left to lose) and with B's rows wrapped (tb = 2: the per-k-step stream L2-resident); row
+  # order with B's rows wrapped (the operand its trailing blocks catch up on). Traces only (launches7d.txt,
+  # traces7d.tar.gz); sass7d.txt holds the new instantiations' loads.
+  cuobjdump -sass /tmp/drift7 | grep -E "Function|LDG" > "$OUT/sass7d.txt" || true
+  LAUNCHES="$OUT/launches7d.txt"; : > "$LAUNCHES"
+  rm -f /tmp/tr7/trace_*.csv
+  for n in 5632 8448; do run $n column 2 0; run $n column 0 2; run $n row 0 2; done
+  run 5632 column 0 0 _2; run 8448 column 0 0 _3   # one more launch of each original (7 and 7c hold the others)
+  (cd /tmp/tr7 && tar -czf "$OUT/traces7d.tar.gz" trace_*.csv)
+  cat "$LAUNCHES"
   ls -la "$OUT"
   exit 0
 fi
