@@ -794,7 +794,7 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
         kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step,
                            "warp_copy_instructions_per_step": p.warp_copy_instructions_per_step,
-                           "fragment_trace": p.fragment_trace,
+                           "fragment_trace": p.fragment_trace, "smem_row_pad": p.pad,
                            "copy_trace": p.copy_trace.get(p.stages) if isinstance(p.copy_trace, dict) else p.copy_trace},
     )
 

@@ -139,6 +139,12 @@ class GPUMachine(MachineHeader):
         "scales with the block's warps); W resident copying warps move min(W x this, async_copy_bytes_per_clk). Takes "
         "the place of async_copy_bytes_per_clk_block when set. null: the per-block limit.",
     )
+    async_copy_l2_gbps_padded_rows: float | None = Field(
+        None, gt=0, description="Chip-wide throughput of cp.async tile copies from L2 into shared-memory rows whose pitch "
+        "is not a multiple of 32 bytes (K-contiguous tiles padded by 16 bytes a row for conflict-free ldmatrix), every "
+        "SM copying, GB/s of the bytes the copies ask for, measured; for such kernels it takes the place of "
+        "l2.bandwidth_gbps where lower (an SM's share of it, and the L2 queue). null: l2.bandwidth_gbps.",
+    )
     async_copy_latency_cycles: float | None = Field(
         None, gt=0, description="Round trip of one unloaded 16-byte cp.async from L2 (issue to cp.async.wait_group "
         "returning), SM cycles, measured; its excess over l2.hit_latency_cycles (the pointer chase) is added to every "

@@ -30,7 +30,11 @@ Resources of one SM:
   and cp.async of the next stage, as compiled -- issued in order at measured instruction latencies: runs of issue,
   each holding the warp's SMSP (queueing behind the other warps' MMA groups and copy runs), separated by the chain's
   waits, which other warps on the SMSP fill. (Given only ``copy_chain_clk``: the warp holds its SMSP for its issue
-  slots, ``copy_issue_clk``, then waits out what is left of the chain.)
+  slots, ``copy_issue_clk``, then waits out what is left of the chain.) Where the warps' copy code is simulated this
+  way (with ``groups``), a stage's copy leaves as that code issues it: its bytes cross the memory port from the start
+  of the copy phase, and the stage is complete ``copy_latency_clk`` after the later of the port and the last warp's
+  last cp.async -- so at S >= 2 the latency shows through when copy phase + latency > (S - 1) x step, and S = 1 runs
+  copy code, latency, MMAs in that order. (Otherwise the copy leaves at the step's barrier.)
 * one shared-memory (MIO) pipe: ``smem_clk`` cycles per block step (ldmatrix fragment reads and the copies'
   shared writes, one 128-byte wavefront per clock), running alongside the MMAs of the same step
   (double-buffered fragments) and queueing between blocks.
@@ -399,13 +403,13 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
         yield from hold(mio, wf)  # its wavefronts on the shared pipe, behind every other warp's
         yield env.timeout(max(cost.ldsm_latency_clk - wf, 0.0))
 
-    def warp(s):
-        """One warp's step by fragment groups: its copy issue, then per group: its ldmatrix leave for the shared
-        pipe; its first mma waits until the end of its previous mma slot + the group's stall (the unloaded wait) and
-        until the ldmatrix it reads have their data (their queue on the shared pipe included); then the group's MMAs
-        and its share of other issue hold the warp's SMSP."""
+    def warp(s, done=None, mma=True, copy=True):
+        """One warp's step by fragment groups: its copy issue (then ``done`` fires: its last cp.async has issued), then,
+        with ``mma``, per group: its ldmatrix leave for the shared pipe; its first mma waits until the end of its
+        previous mma slot + the group's stall (the unloaded wait) and until the ldmatrix it reads have their data (their
+        queue on the shared pipe included); then the group's MMAs and its share of other issue hold the warp's SMSP."""
         loads = []
-        if cost.copy_segments:  # its copy code run by run: each run of issue queues for the SMSP, the chain's waits free it
+        if copy and cost.copy_segments:  # its copy code run by run: each run of issue queues for the SMSP, the chain's waits free it
             t0 = env.now
             for n, w in cost.copy_segments:
                 if n:
@@ -414,12 +418,16 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
                     yield env.timeout(w)
             copy_phase[0] += env.now - t0
             copy_phase[1] += 1
-        elif cost.copy_issue_clk or cost.copy_chain_clk:  # its copy issue slots, within its copy code's dependent chain
+        elif copy and (cost.copy_issue_clk or cost.copy_chain_clk):  # its copy issue slots, within its copy code's dependent chain
             t0 = env.now
             if cost.copy_issue_clk:
                 yield from hold(smsp[s], cost.copy_issue_clk)
             if cost.copy_chain_clk > env.now - t0:
                 yield env.timeout(cost.copy_chain_clk - (env.now - t0))
+        if done is not None:
+            done.succeed()
+        if not mma:
+            return
         for wfs, n, stall, needs in groups:
             t0 = env.now
             loads += [env.process(ldsm(wf)) for wf in wfs]
@@ -431,24 +439,37 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
         if loads:
             yield env.all_of(loads)
 
-    def compute(b):
+    def compute(b, done=None, phase="all", carry=None):
+        """The block's compute phase (its warps' copy code, then their MMAs). ``done``: one event per warp, fired when
+        its copy code has issued its last cp.async (where the warps are simulated one by one). ``phase``: "all", or
+        "copy" (the copy code alone; its duration is added to ``carry``) and then "mma" (the rest, ``carry`` added to
+        it): S = 1 waits for its data between the two."""
         per = [0] * P
         for w in range(cost.warps):
             per[(b * cost.warps + w) % P] += 1
+        chain = cost.warp_latency_clk
         if groups:
-            jobs = [env.process(warp((b * cost.warps + w) % P)) for w in range(cost.warps)]
-            if mio_block > 0:
+            ws = (b * cost.warps + w for w in range(cost.warps))
+            jobs = [env.process(warp(s % P, done[i] if done else None, mma=phase != "copy", copy=phase != "mma"))
+                    for i, s in enumerate(ws)]
+            if mio_block > 0 and phase != "copy":
                 jobs.append(env.process(hold(mio, mio_block)))
+            chain = {"all": chain, "copy": cost.copy_chain_clk, "mma": max(chain - cost.copy_chain_clk, 0.0)}[phase]
         else:
             jobs = [env.process(hold(smsp[s], n * t_warp)) for s, n in enumerate(per) if n and t_warp > 0]
         if cost.smem_clk > 0 and not groups:
             jobs.append(env.process(hold(mio, cost.smem_clk)))
-        if cost.warp_latency_clk > 0:  # a warp's own dependent chain: it cannot finish sooner, whatever is free
-            jobs.append(env.timeout(cost.warp_latency_clk))
+        if chain > 0:  # a warp's own dependent chain: it cannot finish sooner, whatever is free
+            jobs.append(env.timeout(chain))
         t0 = env.now
         if jobs:
             yield env.all_of(jobs)
         dt = env.now - t0
+        if phase == "copy":
+            carry[0] += dt
+            return
+        if carry:
+            dt += carry[0]
         own = max(t_warp * max(per), cost.warp_latency_clk)  # the step alone on the SM: MMAs / issue / its chain
         parts["mma"] += min(dt, own)
         parts["contention"] += max(dt - own, 0.0)
@@ -463,21 +484,44 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
             yield env.timeout(cost.barrier_clk)
             parts["barrier"] += cost.barrier_clk
 
+    staged = bool(groups) and bool(cost.copy_segments)  # the warps' copy code is simulated: copies leave as it issues
+
+    def copy_issued(done):
+        """A stage's copy when the warps' copy code issues it: its bytes cross the port from the start of the copy
+        phase (each cp.async leaves as it issues), and the stage is complete a latency after the last warp's last
+        cp.async has issued and the bytes have crossed -- whichever is later."""
+        port_done = env.process(hold(port, cost.copy_clk)) if cost.copy_clk > 0 else None
+        yield env.all_of([*done, *([port_done] if port_done else [])])
+        yield env.timeout(cost.copy_latency_clk)
+
     def multistage(b):
         S = cost.stages
         loads = {i: env.process(copy()) for i in range(min(S - 1, steps))}
         for i in range(steps):
             if S == 1:
-                yield from wait(env.process(copy()))
-                yield from barrier()
-                yield from compute(b)
+                if staged:  # copy code (cp.async leaving as it issues), wait for the data, barrier, MMAs, barrier
+                    done, carry = [env.event() for _ in range(cost.warps)], [0.0]
+                    load = env.process(copy_issued(done))
+                    yield from compute(b, done, "copy", carry)
+                    yield from wait(load)
+                    yield from barrier()
+                    yield from compute(b, None, "mma", carry)
+                else:
+                    yield from wait(env.process(copy()))
+                    yield from barrier()
+                    yield from compute(b)
                 yield from barrier()
                 continue
             yield from wait(loads.pop(i))
             yield from barrier()
+            done = None
             if i + S - 1 < steps:
-                loads[i + S - 1] = env.process(copy())
-            yield from compute(b)
+                if staged:  # issued by the warps' copy code at the start of this step's compute phase
+                    done = [env.event() for _ in range(cost.warps)]
+                    loads[i + S - 1] = env.process(copy_issued(done))
+                else:
+                    loads[i + S - 1] = env.process(copy())
+            yield from compute(b, done)
         if cost.epilogue_clk:
             yield env.timeout(cost.epilogue_clk)
         ends.append(env.now)

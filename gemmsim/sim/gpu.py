@@ -333,7 +333,8 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
 
 def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: float, smem_clk: float, latency_clk: float,
                    transfer_clk: float, l2_bpc: float, active_sms: int, blocks_per_sm: int = 1,
-                   l2_step_bytes: float = 0.0, dram_step_bytes: float = 0.0, dram_bpc: float = 0.0) -> sp.StepCost:
+                   l2_step_bytes: float = 0.0, dram_step_bytes: float = 0.0, dram_bpc: float = 0.0,
+                   l2_copy_bpc: float = 0.0) -> sp.StepCost:
     """One k-step of a tensor-core block for the SM pipeline model (``models.sm_pipeline``), from the machine file:
 
     * copy: ``transfer_clk`` (the step's bytes at the SM's share of the L2 and DRAM bandwidths -- shared by the
@@ -368,8 +369,9 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       consumer warpgroups' warps;
     * epilogue: the C tile's bytes at the SM's L2 share, plus one L2 latency;
     * loaded latency (``queues``, M/D/1 waits solved with the step time): the SM's cp.async path (the step's bytes
-      at the measured per-SM throughput, one SM's blocks), the chip's L2 (the step's L2 bytes at the L2 bandwidth,
-      shared by ``active_sms``) and DRAM (the step's DRAM bytes at the DRAM bandwidth, likewise). TMA has no
+      at the measured per-SM throughput, one SM's blocks), the chip's L2 (the step's L2 bytes at the L2 bandwidth --
+      for cp.async into padded shared rows, ``l2_copy_bpc``: the machine's measured ``async_copy_l2_gbps_padded_rows``
+      where lower --, shared by ``active_sms``) and DRAM (the step's DRAM bytes at the DRAM bandwidth, likewise). TMA has no
       measured per-SM path: the chip stations only.
     """
     hopper = isinstance(spec, HopperSpec)
@@ -406,7 +408,7 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
         copy = max(copy, requested / min(rates))  # one port per SM: B blocks share min(B x W x warp, SM)
         queues.append(("port", requested / min(rates), 1.0))  # a copy holds the SM's path this long; B blocks use it
     if l2_step_bytes > 0 and l2_bpc > 0:
-        queues.append(("l2", l2_step_bytes / (l2_bpc * m.sms), float(active_sms)))
+        queues.append(("l2", l2_step_bytes / ((l2_copy_bpc or l2_bpc) * m.sms), float(active_sms)))
     if dram_step_bytes > 0 and dram_bpc > 0:
         queues.append(("dram", dram_step_bytes / (dram_bpc * m.sms), float(active_sms)))
     return sp.StepCost(
@@ -480,7 +482,12 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
         share = spec.l2_bytes_per_step() / ((spec.BM + spec.BN) * spec.BK * spec.elem)
         l2_total -= l2_read * (1 - share)
         l2_read *= share
-    transfer = max(mem["dram_bytes_read"] * per_step / dram_bpc, l2_read * per_step / l2_bpc)
+    l2_copy_bpc = l2_bpc
+    pad = ((spec.extra or {}).get("smem_row_pad") or 0) if isinstance(spec, TensorCoreSpec) else 0
+    if pad and not isinstance(spec, HopperSpec) and m.async_copy_l2_gbps_padded_rows and (spec.BK + pad) * spec.elem % 32:
+        # cp.async into padded shared rows (pitch off 32 bytes): the chip's measured throughput for them, where lower
+        l2_copy_bpc = min(l2_bpc, m.async_copy_l2_gbps_padded_rows * 1e3 / m.sms / clock)
+    transfer = max(mem["dram_bytes_read"] * per_step / dram_bpc, l2_read * per_step / l2_copy_bpc)
     costs = gt.StepCosts(steps=steps, stages=spec.stages, latency_clk=lat, pipe=terms,
                          epilogue_clk=m.l2.hit_latency_cycles, transfer_clk=transfer)
     smt, pipe = None, None
@@ -488,7 +495,8 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
         mma_clk = flops_step / rate * (spec.mma_padding if isinstance(spec, HopperSpec) else 1.0)
         pcost = _pipeline_cost(m, spec, steps, mma_clk, wf, lat, transfer, l2_bpc, min(grid, m.sms),
                                min(occ.blocks_per_sm, -(-grid // m.sms)), l2_step_bytes=l2_read * per_step,
-                               dram_step_bytes=mem["dram_bytes_read"] * per_step, dram_bpc=dram_bpc)
+                               dram_step_bytes=mem["dram_bytes_read"] * per_step, dram_bpc=dram_bpc,
+                               l2_copy_bpc=l2_copy_bpc)
         smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
                     l2_total, m.l2.bandwidth_gbps, sm=smt)

@@ -155,3 +155,43 @@ def test_the_copy_phase_under_load_is_reported():
         else:
             assert 110.0 < got < 110.0 + 3 * 58.0 + 1e-6  # behind at most the three other warps' issue
     assert sp.pipeline_time(replace(cost, copy_segments=()), 1).copy_phase_clk == 0.0
+
+
+def _staged(S, copy_clk=0.0, latency=300.0, blocks=1):
+    """One 4-warp block, one warp per SMSP: copy code of 110 cycles (5 issue, 100 wait, 5 issue), 8 mma of 6 cycles."""
+    groups = (((), 4.0, 0.0, ()),) * 2
+    cost = sp.StepCost(steps=48, stages=S, warps=4, mma_clk=6.0 * 8, copy_latency_clk=latency, copy_clk=copy_clk,
+                       issue_with_mma=True, groups=groups, copy_segments=((5.0, 100.0), (5.0, 0.0)))
+    return sp.pipeline_time(cost, blocks)
+
+
+def test_a_stage_is_copied_when_the_warps_copy_code_issues_it():
+    # the copy of step i+S-1 leaves as the warps' copy code issues it (its last cp.async at the end of the copy phase,
+    # 110 cycles into step i) and lands a latency later: (S - 1) T >= 110 + 300, and T >= 110 + 48 (the step alone)
+    assert _staged(2).step_clk == pytest.approx(410.0)
+    assert _staged(3).step_clk == pytest.approx(205.0)
+    assert _staged(4).step_clk == pytest.approx(158.0)
+    assert _staged(2).parts["copy_wait"] == pytest.approx(410.0 - 158.0)
+    assert _staged(4).parts["copy_wait"] == pytest.approx(0.0, abs=1e-9)
+    # the bytes stream through the port from the start of the copy phase: a port hold longer than the copy code
+    # (200) sets the start of the latency instead; S = 4: one block's port passes one copy per 200 cycles
+    assert _staged(2, copy_clk=200.0).step_clk == pytest.approx(500.0)
+    assert _staged(3, copy_clk=200.0).step_clk == pytest.approx(250.0)
+    assert _staged(4, copy_clk=200.0).step_clk == pytest.approx(200.0)
+
+
+def test_one_stage_runs_copy_code_latency_compute_in_order():
+    # S = 1: copy code (110), the last copy's latency (300), the MMAs (48): nothing overlaps in one block
+    assert _staged(1).step_clk == pytest.approx(458.0)
+    assert _staged(1).parts["copy_wait"] == pytest.approx(300.0)
+    # the port (200) overlaps the copy code (110), not the latency
+    assert _staged(1, copy_clk=200.0).step_clk == pytest.approx(548.0)
+    # a second block on the SM fills the first one's latency with its own copy code and MMAs
+    assert _staged(1, blocks=2).step_clk < 2 * 458.0 - 100.0
+
+
+def test_without_a_simulated_copy_phase_the_copy_leaves_at_the_barrier():
+    groups = (((), 4.0, 0.0, ()),) * 2
+    cost = sp.StepCost(steps=48, stages=2, warps=4, mma_clk=48.0, copy_latency_clk=300.0, issue_with_mma=True,
+                       groups=groups, copy_chain_clk=110.0)  # the chain as one wait: no per-warp copy code
+    assert sp.pipeline_time(cost, 1).step_clk == pytest.approx(300.0)

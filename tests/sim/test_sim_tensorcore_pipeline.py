@@ -195,3 +195,23 @@ def test_pipeline_depth_experiment_gives_the_measured_kernel_its_copy_code_per_s
             if r["kernel"] == "mma_128x128_w2x4"}
     assert {int(k): v for k, v in entry.params["copy_trace"].items()} == want
     assert sorted(want) == exp.sweep["stages"]
+
+
+def test_cp_async_into_padded_rows_takes_the_measured_chip_throughput_where_it_is_lower():
+    # async_copy_l2_gbps_padded_rows (round 8: 64-byte rows into 80-byte-pitched shared rows from all SMs) replaces
+    # l2.bandwidth_gbps for cp.async kernels whose shared row pitch is off 32 bytes; aligned (swizzled) rows keep it
+    h = load_machine("h200")
+    assert 0 < h.async_copy_l2_gbps_padded_rows < h.l2.bandwidth_gbps
+    none, high, low = (h.model_copy(update={"async_copy_l2_gbps_padded_rows": v}) for v in (None, 2 * h.l2.bandwidth_gbps, 1000.0))
+    kw = dict(M=4096, N=4096, K=1024, stages=3, max_blocks=64, pad=8)  # BK 32 + 8 halves: 80-byte rows
+    base = tc(none, **kw)
+    assert tc(high, **kw)["time_s"] == base["time_s"]  # above the L2's byte rate: no effect
+    slow = tc(low, **kw)
+    assert slow["time_s"] > 1.5 * base["time_s"]  # 1 TB/s for 2 x 128 x 32 x 2 bytes per block step binds
+    assert slow["pipe_rho_l2"] > base["pipe_rho_l2"]
+    aligned = dict(kw, pad=0)  # 64-byte rows: 32-byte aligned
+    assert tc(low, **aligned)["time_s"] == tc(none, **aligned)["time_s"]
+    assert tc(low, **dict(kw, pad=16))["time_s"] == tc(none, **dict(kw, pad=16))["time_s"]  # 96-byte rows: aligned
+    # TMA copies (hopper_ws) are not cp.async: unchanged
+    hk = dict(M=4096, N=4096, K=4096, dtype="fp16", max_blocks=64)
+    assert simulate_gpu(low, "hopper_ws", **hk)["time_s"] == simulate_gpu(none, "hopper_ws", **hk)["time_s"]

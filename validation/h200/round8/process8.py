@@ -7,9 +7,9 @@ copies moved per second (GB/s) and per SM clock, the loaded round trip of a grou
 from commit to the wait's return), the in-kernel clocks, the p5-p95 spread of the launches, verification errors.
 ncu_l2_8.csv: per profiled kernel (l2req's ncu list, round 3's mma_pipe at 4096 and 8192): L2 read requests and
 sectors per 64-byte row the kernel asks for, the sectors crossing into L1 per requested sector, the L2 tag-lookup
-utilisation (% of peak), the L2 and SM clocks, DRAM bytes. The machine file's async_copy_l2_gbps is the median over
-the three tiles and both sizes of mma_pipe's copy shape (64-byte rows into 80-byte shared rows) L2-resident
-(`pattern_pad`, kw = 8), printed last.
+utilisation (% of peak), the L2 and SM clocks, DRAM bytes. The machine file's async_copy_l2_gbps_padded_rows is the
+plateau of mma_pipe's copy shape (64-byte rows into 80-byte shared rows) in the bytes-in-flight sweep (`inflight_pad`,
+8-10 blocks per SM), printed near the end.
 """
 
 from __future__ import annotations
@@ -119,11 +119,15 @@ def main():
               f"kw={r['kw_steps']}: {r['useful_GBps']:7.0f} {r['l2_requests_per_row']:5.2f} {r['l2_sectors_per_row']:5.2f} "
               f"{r['x2l_sectors_per_useful_sector']:5.2f} {r['l2_requests_G_per_s']:6.1f} {r['tag_pct_of_peak']:5.1f} "
               f"{r['l2_mhz']} {r['dram_GB']}")
+    plateau = [r for r in thr if r["set"] == "inflight_pad" and int(r["bps_occ"]) >= 8]
+    print(f"\nmma_pipe's copy shape, the plateau of its bytes-in-flight sweep (64x64, 8-10 blocks per SM, both footprints): "
+          f"{min(r['GBps'] for r in plateau):.0f}-{max(r['GBps'] for r in plateau):.0f} GB/s, median "
+          f"{st.median(r['GBps'] for r in plateau):.0f} (-> machines/h200.yaml async_copy_l2_gbps_padded_rows)")
     sel = [r for r in thr if r["set"] == "pattern_pad" and r["row_bytes"] == "64" and r["kw_steps"] == "8"]
     full = [r for r in thr if r["set"] == "stages_pad"]
     print(f"\nmma_pipe's copy shape (64-byte rows into 80-byte shared rows), all SMs, L2-resident (kw = 8): "
           f"{min(r['GBps'] for r in sel):.0f}-{max(r['GBps'] for r in sel):.0f} GB/s, median {st.median(r['GBps'] for r in sel):.0f} "
-          f"(-> machines/h200.yaml async_copy_l2_gbps); with the GEMMs' own footprint and occupancy (stages_pad): "
+          f"at the GEMMs' occupancy; with their own footprint and occupancy (stages_pad): "
           + ", ".join(f"{s}: {min(r['GBps'] for r in full if r['size'] == s):.0f}-{max(r['GBps'] for r in full if r['size'] == s):.0f}"
                       for s in ("4096", "8192")))
     unp = [r for r in thr if r["set"] == "pattern" and r["row_bytes"] == "64" and r["kw_steps"] == "8"]
