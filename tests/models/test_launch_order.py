@@ -275,9 +275,11 @@ def test_replay_at_5632_reads_what_the_column_launches_read():
     assert lock < min(meas) / 1.5  # the model's own schedule: the known miss
 
 
-def _cohorts():
+def _cohorts(a_l2: str = "0", b_l2: str = "0"):
+    """cohorts7.csv's launches of one variant (round 7d: A's or B's rows wrapped, that operand L2-resident)."""
     return {(int(r["N"]), r["order"], r["launch"]): {k: float(v) for k, v in r.items() if k not in ("order", "launch")}
-            for r in csv.DictReader((ROUND3.parent / "round7" / "cohorts7.csv").open())}
+            for r in csv.DictReader((ROUND3.parent / "round7" / "cohorts7.csv").open())
+            if r["a_l2_resident"] == a_l2 and r["b_l2_resident"] == b_l2}
 
 
 def test_row_order_catches_up_and_column_order_does_not():
@@ -285,9 +287,9 @@ def test_row_order_catches_up_and_column_order_does_not():
     panel across block columns or rows (partners) start up to 0.09 of a block apart in both orders. In row order
     they end together in every launch (the trailing block catches up: block times spread 0.88-1.11); in column order
     they end exactly as far apart as they started. Where a wave holds a whole number of block columns, each block
-    column starts as one group and every block takes nearly the same time (0.986-1.014 of the median)."""
+    column starts as one group and every block takes nearly the same time (0.979-1.014 of the median)."""
     rows = _cohorts()
-    assert len(rows) == 18
+    assert len(rows) == 20
     for (n, order, _), r in rows.items():
         if order == "row":
             assert r["partner_end_offset"] <= 0.001 < r["partner_start_offset"], n
@@ -295,7 +297,7 @@ def test_row_order_catches_up_and_column_order_does_not():
             assert abs(r["partner_end_offset"] - r["partner_start_offset"]) <= 0.005, n
             if r["cohorts_per_wave"] == round(r["cohorts_per_wave"]):
                 assert r["within_cohort_spread"] <= 0.005, n
-                assert r["block_time_p95"] - r["block_time_p5"] <= 0.03, n
+                assert r["block_time_p95"] - r["block_time_p5"] <= 0.04, n
     assert all(r["block_time_p95"] - r["block_time_p5"] >= 0.08 for (_, o, _), r in rows.items() if o == "row")
     assert all(rows[(8448, "column", launch)]["partner_start_offset"] > 0.08 for launch in ("1", "2"))
     assert rows[(5632, "column", "1")]["partners_apart"] > 0.7 > rows[(4608, "column", "1")]["partners_apart"] + 0.6
@@ -321,3 +323,21 @@ def test_round_7c_prediction_and_replay():
     rows = _measured_rows()
     est = _schedule_script().launch_estimate(rows, "naive", 8448, "column", 278784, 1056)
     assert est == pytest.approx(np.mean(col), rel=0.1)
+
+
+def test_the_shared_per_step_stream_is_what_holds_blocks_together():
+    """Round 7d (cohorts7.csv, the variants): with B's rows wrapped every 64 -- B, the operand with a new line every
+    k step, L2-resident -- row order no longer catches up and neither order keeps a block column together: both start
+    and end spread evenly (partners 1/3 and 1/2 of a block apart at 5632 and 8448, block columns spread over 0.2-0.45
+    of a block). With A's rows wrapped instead, column order still drifts apart by block columns (0.19-0.20 of a
+    block): A's sharing is what the drift costs, not what drives it."""
+    b = _cohorts(b_l2="1")
+    a = _cohorts(a_l2="1")
+    assert len(b) == 4 and len(a) == 2
+    for (n, order, _), r in b.items():
+        spacing = 1 / r["cohorts_per_wave"] if n == 8448 else 1 / 3
+        assert r["partner_start_offset"] == pytest.approx(spacing, abs=0.04), (n, order)
+        assert r["partner_end_offset"] == pytest.approx(r["partner_start_offset"], abs=0.005), (n, order)
+        assert r["within_cohort_spread"] > 0.15, (n, order)
+    for (n, order, _), r in a.items():
+        assert order == "column" and r["within_cohort_spread"] <= 0.005 and r["partner_start_offset"] > 0.15, n

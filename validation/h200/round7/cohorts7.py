@@ -16,7 +16,9 @@ with its *partners* in the neighbouring cohorts, (tm, tn +- 1) in column order. 
   < 0.5 block) at their starts and at their ends. Row order: partners start apart (dispatch) and end together -- the
   trailing block catches up. Column order: they end as far apart as they started;
 * ``block_time_p5``, ``block_time_p95``: the spread of block durations over the median;
-* ``cohorts_per_wave``: 1056 resident blocks / T.
+* ``cohorts_per_wave``: 1056 resident blocks / T;
+* ``a_l2_resident``, ``b_l2_resident``: round 7d's variants with A's or B's rows wrapped every 64 (that operand in L2
+  for the whole launch).
 
 The figure (figures/cohort_steps.png) shows four launches' starts, the partners' offsets at start against end, and\nthe column / row DRAM bytes of every ncu launch against N.
 """
@@ -128,10 +130,12 @@ def figure(traces: dict, path: Path) -> None:
 def main() -> None:
     rows, traces = [], {}
     for (n, order, ta, tb, rep), d in sorted(launches(), key=lambda x: x[0]):
-        if ta or tb:
-            continue
-        traces[(n, order, rep)] = d
-        rows.append(dict(N=n, order=order, launch=rep, **cohort_stats(n, d)))
+        if ta == 1 or tb == 1:
+            continue  # the column-major variants: other kernels (README, section 7)
+        if not (ta or tb):
+            traces[(n, order, rep)] = d
+        rows.append(dict(N=n, order=order, a_l2_resident=int(ta == 2), b_l2_resident=int(tb == 2), launch=rep,
+                         **cohort_stats(n, d)))
     with (HERE / "cohorts7.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
