@@ -360,3 +360,15 @@ def test_what_a_drift_between_block_columns_costs():
             if r["N"] == "5632" and r["order"] == "column"]
     traced = [float(r["dram_bytes_read"]) for r in rows if r["part"] == "traced launch"]
     assert len(traced) == 2 and all(min(meas) <= x <= max(meas) for x in traced)
+
+
+def test_block_columns_attract_when_close_and_repel_when_apart():
+    """validation/h200/round7/force7.csv (force7.py): at N = 5632, in both traced column-order launches, a block
+    column less than 0.03 of a block behind its partner runs faster than the leading columns (catches up) and one
+    more than 0.15 behind runs slower (falls further behind); at 4224 followers run slower at every offset."""
+    rows = [r for r in csv.DictReader((ROUND3.parent / "round7" / "force7.csv").open())
+            if r["a_l2_resident"] == r["b_l2_resident"] == "0"]
+    f = {(int(r["N"]), r["launch"], float(r["offset_lo"])): float(r["follower_minus_leader"]) for r in rows}
+    for launch in ("1", "2"):
+        assert f[(5632, launch, 0.01)] < 0 < f[(5632, launch, 0.15)] < f[(5632, launch, 0.2)] + 0.001
+        assert all(v > 0 for (n, la, _), v in f.items() if n == 4224 and la == launch)
