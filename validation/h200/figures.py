@@ -177,14 +177,15 @@ def replayed(kernel: str, n: int, order: str) -> float | None:
     spec = importlib.util.spec_from_file_location("_mms", HERE / "round5" / "model_measured_schedule.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    blocks, wave = {("naive", 6144): (147456, 1056), ("tiled_smem", 3072): (9216, 264)}.get((kernel, n), (0, 0))
+    blocks, wave = ((n // 16) ** 2, 1056) if kernel == "naive" else {("tiled_smem", 3072): (9216, 264)}.get((kernel, n), (0, 0))
     rows = list(csv.DictReader(path.open()))
     return mod.launch_estimate(rows, kernel, n, order, blocks, wave) if blocks else None
 
 
 def fig_launch_order() -> None:
     """Round 3: DRAM bytes read by launch order, naive 16x16 and tiled 32x32 SGEMM, measured and model; round 5:
-    the model replayed with the measured block starts where its own schedule misses."""
+    the model replayed with the measured block starts where its own schedule misses; rounds 7-7c: every ncu launch
+    of the naive kernel at N = 4224-8448 over the model's bytes."""
     meas = [r for r in csv.DictReader((HERE / "round3" / "order_l2.csv").open()) if r["run"] == "run3"]
     mpath = HERE / "round3" / "model_order.csv"
     model = list(csv.DictReader(mpath.open())) if mpath.is_file() else []
@@ -210,18 +211,29 @@ def fig_launch_order() -> None:
         ax.minorticks_off()
         ax.set_xticks([2048, 3072, 4096, 6144, 8192], labels=["2048", "3072", "4096", "6144", "8192"])
     ax = axes[2]
-    spread = list(csv.DictReader((HERE / "round3" / "order_wave_spread.csv").open()))
-    sp5 = HERE / "round5" / "order_wave_spread5.csv"
-    spread += list(csv.DictReader(sp5.open())) if sp5.is_file() else []
-    for (kname, n, order), color, style in ((("naive16", 6144, "row"), "C0", "-"), (("naive16", 6144, "column"), "C1", "-"),
-                                            (("naive16", 4096, "column"), "C1", ":"), (("tiled32", 6144, "row"), "C2", "-")):
-        pts = sorted((int(r["wave"]), float(r["start_spread_p5_p95_over_block"])) for r in spread
-                     if r["kernel"] == kname and int(r["N"]) == n and r["order"] == order)
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=f"{kname}, N={n}, {order}")
-    ax.set(xlabel="wave", ylabel="start spread (5-95 %) / block time", ylim=(0, 1.5),
-           title="how far resident blocks drift apart (block-start traces)")
-    ax.legend(fontsize=7, ncol=2, loc="upper center")
+    r7 = HERE / "round7"
+    ncu: dict = {}
+    for r in csv.DictReader((r7 / "ncu7.csv").open()):
+        ncu.setdefault((int(r["N"]), r["order"]), []).append(float(r["dram_bytes_read"]))
+    lock = {(int(r["N"]), r["order"]): float(r["model_dram_bytes_read"]) for r in csv.DictReader((r7 / "model7.csv").open())}
+    sizes = sorted({n for n, _ in ncu})
+    ax.axhspan(1 / 1.5, 1.5, color="0.93", zorder=0, label="within 1.5x of the model")
+    ax.axhline(1, color="0.5", lw=0.8)
+    for order, color, dx in (("row", "C0", -40), ("column", "C1", 40)):
+        for i, n in enumerate(n for n in sizes if (n, order) in ncu):
+            v = np.array(ncu[(n, order)]) / lock[(n, order)]
+            ax.plot([n + dx] * 2, [v.min(), v.max()], color=color, lw=3, solid_capstyle="butt")
+            ax.plot([n + dx] * len(v), v, "o", color=color, ms=3, label=f"{order} order, every ncu launch" if i == 0 else None)
+    stars = [(n, replayed("naive", n, "column")) for n in sizes]
+    stars = [(n, v / lock[(n, "column")]) for n, v in stars if v]
+    ax.plot([n + 40 for n, _ in stars], [v for _, v in stars], "*", color="C1", mec="k", ms=12,
+            label="column order, model on the measured block starts")
+    for n in sizes:
+        k = 1056 / (n // 16)
+        ax.annotate(f"{k:.2f}", (n, 0.55), ha="center", fontsize=7, color="C3" if k == round(k) else "0.4")
+    ax.set(xlabel="N (red: a wave holds a whole number of block columns)", ylabel="DRAM bytes read / model (lockstep)",
+           ylim=(0.5, 3.9), title="naive kernel, rounds 7-7c: launches against the model")
+    ax.legend(fontsize=7, loc="upper right")
     fig.suptitle("Launch order on the H200 (ncu dram__bytes_read.sum, cold L2) against gemmsim's memory model "
                  "(naive: blocks in lockstep; tiled: spread over a block; stars: the model run on the block starts the H200 traced)", fontsize=9)
     handles, labels = axes[0].get_legend_handles_labels()  # one legend for both byte panels, below them
