@@ -145,6 +145,17 @@ class GPUMachine(MachineHeader):
         "SM copying, GB/s of the bytes the copies ask for, measured; for such kernels it takes the place of "
         "l2.bandwidth_gbps where lower (an SM's share of it, and the L2 queue). null: l2.bandwidth_gbps.",
     )
+    async_copy_l2_lookups_per_request_padded_rows: float | None = Field(
+        None, gt=0, description="L2 tag lookups per L2 read request in the measurement of async_copy_l2_gbps_padded_rows "
+        "(ncu). With it that ceiling is a tag-lookup rate: a kernel's padded-row copies reach it x this / the kernel's "
+        "lookups per sector read (the memory model's l2_lookups / l2_sectors_read: a read that misses its near L2 "
+        "partition is looked up again in the line's home partition). null: the ceiling as measured, whatever the lookups.",
+    )
+    async_copy_bytes_per_clk_padded_rows: float | None = Field(
+        None, gt=0, description="Bytes per SM clock one SM's cp.async path moves at most for copies into padded shared "
+        "rows (as async_copy_l2_gbps_padded_rows), with few SMs copying, measured; a lower bound of the SM's own path "
+        "for them. null: async_copy_bytes_per_clk.",
+    )
     async_copy_latency_cycles: float | None = Field(
         None, gt=0, description="Round trip of one unloaded 16-byte cp.async from L2 (issue to cp.async.wait_group "
         "returning), SM cycles, measured; its excess over l2.hit_latency_cycles (the pointer chase) is added to every "

@@ -53,6 +53,12 @@ Resources of one SM:
   ``copy_latency_clk`` plus the waits of all stations, and T itself depends on that latency, so the two are
   solved together (:func:`pipeline_time` iterates to a fixed point). The deterministic simulation alone has no
   such wait: its blocks settle into a staggered order in which copies never collide.
+* Little's law on the chip (``little``): where the port holds a copy at the SM's own path rate rather than at its
+  average share of the chip, nothing in the SM limits it to the chip's capacity; the chip stations (multiplicity
+  > 1) then do: when the step would ask more of one than it passes (multiplicity x B x service > T), the copies'
+  round trip grows until it does not -- in a closed system at saturation the round trip is the bytes in flight
+  over the capacity (:func:`pipeline_time`, bisection on the latency). An SM whose copies are few (S = 1, or few
+  blocks) gets its copies through at its own rate while the chip is below its ceiling.
 
 Program of one block (``kind``):
 
@@ -91,6 +97,10 @@ RHO_MAX = 0.95
 #: Fixed-point iterations of loaded latency <-> step time (each one simpy run pair), and the tolerance in cycles.
 LOAD_ITERATIONS = 6
 LOAD_TOL_CLK = 2.0
+#: Little's law on the chip stations: bisection steps for the latency at which the step meets their capacity, and the
+#: relative shortfall of the step below that demand that is accepted.
+LITTLE_ITERATIONS = 10
+LITTLE_TOL = 0.005
 PARTS = ("copy_wait", "barrier", "mma", "contention")
 
 
@@ -118,6 +128,8 @@ class StepCost:
     queues: tuple = ()  # loaded latency: ((name, service_clk, multiplicity), ...) of the servers a copy passes (module doc)
     groups: tuple = ()  # a warp's step as fragment groups ((ldmatrix wavefronts, mma, stall_clk, needs), ...): fragment_groups()
     ldsm_latency_clk: float = 0.0  # with groups: an ldmatrix's registers are ready this long after it issued (unloaded)
+    little: bool = False  # the port holds a copy at the SM's own path rate; the chip stations' capacity holds the copies
+    # back through their round trip (Little's law, pipeline_time) instead of the port at the SM's average share
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -582,6 +594,23 @@ def pipeline_time(cost: StepCost, blocks: int = 1) -> PipelineTime:
             break
         wait = new if it == 0 else 0.5 * (wait + new)  # damped: the map is decreasing, plain iteration can oscillate
         res = _pipeline_time(replace(base, copy_latency_clk=L0 + wait), blocks)
+    # Little's law on the chip's stations (multiplicity > 1: the L2, DRAM): the chip passes no more than its capacity,
+    # so where the step the pipeline runs at would ask more of a station (the SM's port no longer holding each copy at
+    # its average share of the chip), the copies' round trip grows until it does not: the closed system's bytes in
+    # flight over the capacity. The smallest extra latency with the step at least the stations' demand, by bisection.
+    need = max((mult * blocks * service for _, service, mult in cost.queues if mult > 1), default=0.0)
+    if cost.little and need > 0 and res.step_clk < need * (1 - LITTLE_TOL):
+        lo, hi = 0.0, need * max(cost.stages - 1, 1) + cost.copy_total_clk
+        for _ in range(LITTLE_ITERATIONS):
+            mid = 0.5 * (lo + hi)
+            trial = _pipeline_time(replace(base, copy_latency_clk=L0 + wait + mid), blocks)
+            if trial.step_clk >= need * (1 - LITTLE_TOL):
+                hi, res = mid, trial
+            else:
+                lo = mid
+        if res.step_clk < need * (1 - LITTLE_TOL):  # not reached within the bracket: take its upper end
+            res = _pipeline_time(replace(base, copy_latency_clk=L0 + wait + hi), blocks)
+        wait += hi
     _, rhos = cost.queue_wait_clk(blocks, res.step_clk)
     return replace(res, latency_clk=L0 + wait, queue_wait_clk=wait, rho=rhos)
 

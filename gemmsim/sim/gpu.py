@@ -331,10 +331,23 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
     }
 
 
+def padded_copy_ceiling_gbps(m: GPUMachine, mem: dict) -> float:
+    """The chip's throughput for cp.async into padded shared rows, GB/s of the bytes asked for: the machine's measured
+    ``async_copy_l2_gbps_padded_rows``; where the tag lookups per request it was measured at are given
+    (``async_copy_l2_lookups_per_request_padded_rows``), a tag-lookup rate: x that / the kernel's lookups per sector read
+    (the memory model's ``l2_lookups / l2_sectors_read``, at least 1: a read that misses its near L2 partition is
+    looked up again in the line's home partition, and those lookups take from the same rate; round 9)."""
+    ceiling = m.async_copy_l2_gbps_padded_rows
+    ref = m.async_copy_l2_lookups_per_request_padded_rows
+    if ceiling and ref and mem.get("l2_sectors_read") and mem.get("l2_lookups"):
+        ceiling *= ref / max(mem["l2_lookups"] / mem["l2_sectors_read"], 1.0)
+    return ceiling
+
+
 def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: float, smem_clk: float, latency_clk: float,
                    transfer_clk: float, l2_bpc: float, active_sms: int, blocks_per_sm: int = 1,
                    l2_step_bytes: float = 0.0, dram_step_bytes: float = 0.0, dram_bpc: float = 0.0,
-                   l2_copy_bpc: float = 0.0) -> sp.StepCost:
+                   l2_copy_bpc: float = 0.0, sm_path_bpc: float = 0.0) -> sp.StepCost:
     """One k-step of a tensor-core block for the SM pipeline model (``models.sm_pipeline``), from the machine file:
 
     * copy: ``transfer_clk`` (the step's bytes at the SM's share of the L2 and DRAM bandwidths -- shared by the
@@ -372,7 +385,11 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       at the measured per-SM throughput, one SM's blocks), the chip's L2 (the step's L2 bytes at the L2 bandwidth --
       for cp.async into padded shared rows, ``l2_copy_bpc``: the machine's measured ``async_copy_l2_gbps_padded_rows``
       where lower --, shared by ``active_sms``) and DRAM (the step's DRAM bytes at the DRAM bandwidth, likewise). TMA has no
-      measured per-SM path: the chip stations only.
+      measured per-SM path: the chip stations only;
+    * the SM's own path for padded-row copies (``sm_path_bpc``: the machine's ``async_copy_bytes_per_clk_padded_rows``,
+      measured with few SMs copying): the port holds a copy at that rate instead of at the SM's average share of the
+      chip, and the chip's L2 / DRAM stations hold the copies back through their round trip where the chip saturates
+      (``StepCost.little``: Little's law in ``sm_pipeline.pipeline_time``).
     """
     hopper = isinstance(spec, HopperSpec)
     issue = copy_issue = chain = copy_chain = 0.0
@@ -403,9 +420,13 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     queues = []
     if not hopper and m.async_copy_latency_cycles:  # cp.async's own round trip beyond the pointer chase's
         latency_clk += max(m.async_copy_latency_cycles - m.l2.hit_latency_cycles, 0.0)
+    if sm_path_bpc and not hopper:  # the SM's own path for these copies (measured with few SMs copying): the port holds
+        rates.append(sm_path_bpc)  # a copy at that rate, and the chip's share is left to the L2 / DRAM stations (Little)
     if rates and not hopper:  # cp.async's path, as measured; TMA is its own engine (not measured: the L2 share alone)
         requested = (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem
-        copy = max(copy, requested / min(rates))  # one port per SM: B blocks share min(B x W x warp, SM)
+        # one port per SM: B blocks share min(B x W x warp, SM); at least the SM's average share of the chip, unless
+        # the SM's own path is given (then the chip's stations hold the copies back: sm_pipeline.pipeline_time)
+        copy = requested / min(rates) if sm_path_bpc else max(copy, requested / min(rates))
         queues.append(("port", requested / min(rates), 1.0))  # a copy holds the SM's path this long; B blocks use it
     if l2_step_bytes > 0 and l2_bpc > 0:
         queues.append(("l2", l2_step_bytes / ((l2_copy_bpc or l2_bpc) * m.sms), float(active_sms)))
@@ -420,7 +441,7 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
         sub_partitions=m.limits.sub_partitions,
         epilogue_clk=m.l2.hit_latency_cycles + spec.BM * spec.BN * spec.elem / (l2_bpc * m.sms / active_sms),
         queues=tuple(queues), groups=groups,
-        ldsm_latency_clk=(m.ldmatrix_latency_cycles or 0.0) if groups else 0.0,
+        ldsm_latency_clk=(m.ldmatrix_latency_cycles or 0.0) if groups else 0.0, little=bool(sm_path_bpc) and not hopper,
     )
 
 
@@ -482,11 +503,12 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
         share = spec.l2_bytes_per_step() / ((spec.BM + spec.BN) * spec.BK * spec.elem)
         l2_total -= l2_read * (1 - share)
         l2_read *= share
-    l2_copy_bpc = l2_bpc
+    l2_copy_bpc, sm_path_bpc = l2_bpc, 0.0
     pad = ((spec.extra or {}).get("smem_row_pad") or 0) if isinstance(spec, TensorCoreSpec) else 0
     if pad and not isinstance(spec, HopperSpec) and m.async_copy_l2_gbps_padded_rows and (spec.BK + pad) * spec.elem % 32:
         # cp.async into padded shared rows (pitch off 32 bytes): the chip's measured throughput for them, where lower
-        l2_copy_bpc = min(l2_bpc, m.async_copy_l2_gbps_padded_rows * 1e3 / m.sms / clock)
+        l2_copy_bpc = min(l2_bpc, padded_copy_ceiling_gbps(m, mem) * 1e3 / m.sms / clock)
+        sm_path_bpc = m.async_copy_bytes_per_clk_padded_rows or 0.0
     transfer = max(mem["dram_bytes_read"] * per_step / dram_bpc, l2_read * per_step / l2_copy_bpc)
     costs = gt.StepCosts(steps=steps, stages=spec.stages, latency_clk=lat, pipe=terms,
                          epilogue_clk=m.l2.hit_latency_cycles, transfer_clk=transfer)
@@ -496,7 +518,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
         pcost = _pipeline_cost(m, spec, steps, mma_clk, wf, lat, transfer, l2_bpc, min(grid, m.sms),
                                min(occ.blocks_per_sm, -(-grid // m.sms)), l2_step_bytes=l2_read * per_step,
                                dram_step_bytes=mem["dram_bytes_read"] * per_step, dram_bpc=dram_bpc,
-                               l2_copy_bpc=l2_copy_bpc)
+                               l2_copy_bpc=l2_copy_bpc, sm_path_bpc=sm_path_bpc)
         smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
                     l2_total, m.l2.bandwidth_gbps, sm=smt)

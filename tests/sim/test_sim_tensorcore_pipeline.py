@@ -202,6 +202,7 @@ def test_cp_async_into_padded_rows_takes_the_measured_chip_throughput_where_it_i
     # l2.bandwidth_gbps for cp.async kernels whose shared row pitch is off 32 bytes; aligned (swizzled) rows keep it
     h = load_machine("h200")
     assert 0 < h.async_copy_l2_gbps_padded_rows < h.l2.bandwidth_gbps
+    h = h.model_copy(update={"async_copy_l2_lookups_per_request_padded_rows": None, "async_copy_bytes_per_clk_padded_rows": None})
     none, high, low = (h.model_copy(update={"async_copy_l2_gbps_padded_rows": v}) for v in (None, 2 * h.l2.bandwidth_gbps, 1000.0))
     kw = dict(M=4096, N=4096, K=1024, stages=3, max_blocks=64, pad=8)  # BK 32 + 8 halves: 80-byte rows
     base = tc(none, **kw)
@@ -215,3 +216,34 @@ def test_cp_async_into_padded_rows_takes_the_measured_chip_throughput_where_it_i
     # TMA copies (hopper_ws) are not cp.async: unchanged
     hk = dict(M=4096, N=4096, K=4096, dtype="fp16", max_blocks=64)
     assert simulate_gpu(low, "hopper_ws", **hk)["time_s"] == simulate_gpu(none, "hopper_ws", **hk)["time_s"]
+
+
+def test_the_padded_ceiling_is_a_lookup_rate_where_its_lookups_are_given():
+    # round 9: the padded shape's ceiling falls in proportion to the L2 tag lookups per request (a read that misses its
+    # near partition is looked up again in its home one); the memory model's lookups per sector read carry that
+    from gemmsim.sim.gpu import padded_copy_ceiling_gbps
+
+    h = load_machine("h200").model_copy(update={"async_copy_l2_gbps_padded_rows": 5000.0,
+                                                 "async_copy_l2_lookups_per_request_padded_rows": 1.05})
+    assert padded_copy_ceiling_gbps(h, {"l2_lookups": 1.25e6, "l2_sectors_read": 1e6}) == pytest.approx(5000.0 * 1.05 / 1.25)
+    assert padded_copy_ceiling_gbps(h, {"l2_lookups": 0.9e6, "l2_sectors_read": 1e6}) == pytest.approx(5000.0 * 1.05)  # >= 1
+    assert padded_copy_ceiling_gbps(h, {}) == 5000.0  # no lookups counted: as measured
+    plain = h.model_copy(update={"async_copy_l2_lookups_per_request_padded_rows": None})
+    assert padded_copy_ceiling_gbps(plain, {"l2_lookups": 1.25e6, "l2_sectors_read": 1e6}) == 5000.0
+
+
+def test_padded_copies_at_the_sms_own_path_are_held_back_by_the_chip():
+    # with async_copy_bytes_per_clk_padded_rows the port holds a copy at the SM's own path rate (not its average share
+    # of the chip) and the chip's L2 holds the copies back through their round trip (Little's law): a saturating tile
+    # (64x64, 4 warps, several blocks per SM) runs no faster than the chip's ceiling and waits longer for its copies
+    h = load_machine("h200").model_copy(update={"async_copy_l2_lookups_per_request_padded_rows": None,
+                                                 "clock_mhz_tensor_sustained": 1980.0})
+    share = h.model_copy(update={"async_copy_bytes_per_clk_padded_rows": None})
+    kw = dict(M=4096, N=4096, K=1024, BM=64, BN=64, WM=32, WN=32, stages=3, max_blocks=264, pad=8)
+    a, b = tc(share, **kw), tc(h, **kw)
+    assert a["pipe_rho_l2"] > 0.9  # L2-bound at the SM's share
+    # the port: 8 KiB a step at 27 B/clk instead of the SM's share of 5110 GB/s at 1980 MHz (19.6 B/clk)
+    lat = b["pipe_copy_clk"] - 8192 / h.async_copy_bytes_per_clk_padded_rows
+    assert a["pipe_copy_clk"] - lat == pytest.approx(8192 / (5110e3 / 132 / 1980), rel=0.01)
+    assert b["pipe_latency_clk"] > a["pipe_latency_clk"] + 200  # Little: the round trip grows at the chip's ceiling
+    assert b["time_s"] == pytest.approx(a["time_s"], rel=0.1)  # the same ceiling either way

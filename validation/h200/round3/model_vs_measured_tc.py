@@ -450,6 +450,27 @@ def copy_wait_vs_ncu(rows: list[dict], stalls: list[dict]) -> None:
               f"   ncu {float(st['stall_long_scoreboard']) / tot:5.1%}")
 
 
+ROUND8 = HERE.parent / "round8" / "l2_throughput8.csv"
+R8_TILE = {"mma_128x128_w2x4": "128x128_w8", "mma_64x64_w2x2": "64x64_w4", "mma_128x128_w2x2": "128x128_w4"}
+
+
+def latency_vs_copy_only(rows: list[dict]) -> None:
+    """A check, not an input: the model's loaded copy round trip against round 8's copy-only kernel with the GEMM's own
+    copy shape, stages, occupancy and footprint (`stages_pad`: a group's commit to its wait, no compute in the loop;
+    it issues its copies at once and saturates the chip at every S, so the two compare only where the GEMM saturates
+    it too -- the 64x64 tile; its round trip at S >= 3 includes the wait behind the group's predecessors)."""
+    if not ROUND8.exists():
+        return
+    meas = {(r["tile"], int(r["stages"]), int(r["size"])): float(r["lat_clk_mean"]) for r in read(ROUND8) if r["set"] == "stages_pad"}
+    print("copy round trip under load: model (cycles, its launch clock) vs round 8's copy-only kernel, same shape, S, occupancy, "
+          "footprint (~1975 MHz; comparable where the GEMM saturates the chip too: utilisation 0.95)")
+    for r in sorted(rows, key=lambda r: (r["kernel"], r["M"], r["stages"])):
+        m = meas.get((R8_TILE.get(r["kernel"]), r["stages"], r["M"]))
+        if m:
+            print(f"  {r['kernel']:18s} {r['M']:5d} S={r['stages']}: model {r.get('model_latency_clk', float('nan')):5.0f}   "
+                  f"copy-only {m:5.0f}   chip L2 utilisation {r.get('model_rho_l2', float('nan')):.2f}")
+
+
 # ---------------------------------------------------------------------------------------------------
 # The cuBLAS sweep (hopper_ws with the tile of the kernel cuBLAS chose)
 # ---------------------------------------------------------------------------------------------------
@@ -584,6 +605,7 @@ def main(argv: list[str]) -> int:
         report_stages(st)
         copy_wait_vs_ncu(st, read(data / "mma_stalls.csv") if (data / "mma_stalls.csv").exists() else [])
         copy_phase_vs_measured(st)
+        latency_vs_copy_only(st)
     cb = cublas_rows(h, data, launch) if (data / "cublas_sweep.csv").exists() and "cublas" in only else []
     if cb:
         write_csv(HERE / "model_tc_cublas.csv", cb)
