@@ -282,6 +282,17 @@ def reference_traffic(M: int, N: int, K: int, dtype: str, BM: int, BN: int) -> d
     }
 
 
+def _blocks_claim(claimed: int | None, allowed: int) -> str:
+    """Seed 003's blocks-per-SM claim against what a machine allows at the paper's registers, in words."""
+    if claimed is None:
+        return "the paper claims no block count here"
+    if allowed == claimed:
+        return f"the paper's {claimed} block(s)/SM can hold"
+    if allowed < claimed:
+        return f"the paper's {claimed} block(s)/SM cannot hold"
+    return f"more than the paper's {claimed} block(s)/SM fit"
+
+
 def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) -> dict:
     """Seed 003's numbers beside the model, and a plain check of its claims (pipeline_depth.yaml)."""
     sd = gt.SEED_003
@@ -302,11 +313,9 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
         f"S={S}: {spec.smem_bytes // 1024} KiB smem/block + 1 KiB reserve; {m.name} allows "
         f"{occ_claimed_regs.blocks_per_sm} block(s)/SM at the paper's ~{regs_claimed} regs "
         f"({occ_claimed_regs.limiter}) and {occ.blocks_per_sm} at the estimated {occ.registers_per_thread} regs "
-        f"({occ.limiter}); the paper's {claimed} block(s)/SM {'can hold' if holds_blocks else 'cannot hold'}. "
+        f"({occ.limiter}); {_blocks_claim(claimed, occ_claimed_regs.blocks_per_sm)}. "
     )
-    if not paper_gpu:
-        text += "(The paper's throughputs were measured on an RTX 4060, not here.)"
-    elif meas == meas:
+    if paper_gpu and meas == meas:
         text += (
             f"Measured {meas} TFLOP/s is {meas / sd.peak_tflops:.1%} of {sd.peak_tflops} (the fp16-accumulate peak) but "
             f"{meas / peak32:.1%} of the fp32-accumulate peak {peak32:.2f} TFLOP/s at {m.clock_mhz_tensor:.0f} MHz; "
@@ -327,7 +336,7 @@ def _seed003_columns(m: GPUMachine, spec: TensorCoreSpec, occ, tflops: float) ->
         "seed_fraction_of_fp32_acc_peak": meas / peak32 if meas == meas else float("nan"),
         "seed_clock_needed_mhz": clk_needed,
         "model_fraction_of_seed_peak": tflops / sd.peak_tflops,
-        "claim_check": text,
+        "claim_check": text.rstrip(),
     }
 
 

@@ -176,3 +176,13 @@ def test_smem_conflicts_count_only_conflicts():
     assert r["smem_conflicts"] == 0 and r["smem_wavefronts"] == r["smem_wavefronts_ideal"] > 0
     r = simulate_gpu(m, "tensorcore", M=256, N=256, K=256, dtype="fp16", pad=0, swizzle=False)
     assert r["smem_conflicts"] > 0 and r["smem_wavefronts"] == r["smem_wavefronts_ideal"] + r["smem_conflicts"]
+
+
+def test_seed003_block_claim_in_words():
+    """The claim check says which way a machine differs from the paper's blocks per SM, not just that it does."""
+    from gemmsim.sim.gpu import _blocks_claim
+
+    assert _blocks_claim(2, 2) == "the paper's 2 block(s)/SM can hold"
+    assert _blocks_claim(2, 1) == "the paper's 2 block(s)/SM cannot hold"
+    assert _blocks_claim(2, 4) == "more than the paper's 2 block(s)/SM fit"
+    assert "no block count" in _blocks_claim(None, 3)
