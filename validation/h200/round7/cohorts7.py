@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from process7 import HERE, WAVE, launches
+from process7 import HERE, WAVE, launches, write_csv
 
 EDGES = (0.1, 0.7)
 
@@ -136,10 +136,7 @@ def main() -> None:
             traces[(n, order, rep)] = d
         rows.append(dict(N=n, order=order, a_l2_resident=int(ta == 2), b_l2_resident=int(tb == 2), launch=rep,
                          **cohort_stats(n, d)))
-    with (HERE / "cohorts7.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv("cohorts7.csv", rows)
     for r in rows:
         print(r)
     figure(traces, HERE / "figures" / "cohort_steps.png")

@@ -13,11 +13,9 @@ reproduce (NOTES.md, launch order).
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
 
-from process7 import HERE, launches
+from process7 import launches, write_csv
 
 BINS = (0.0, 0.01, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.5)
 
@@ -50,10 +48,7 @@ def main() -> None:
             continue
         for r in cohort_force(n, d):
             rows.append(dict(N=n, a_l2_resident=int(ta == 2), b_l2_resident=int(tb == 2), launch=rep, **r))
-    with (HERE / "force7.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv("force7.csv", rows)
     for r in rows:
         print(r)
 

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "round5"))
 
 import model_measured_schedule as mms  # noqa: E402
-from process7 import WAVE, launches  # noqa: E402
+from process7 import WAVE, launches, write_csv  # noqa: E402
 
 import gemmsim.models.gpu_memory as gm  # noqa: E402
 
@@ -76,10 +76,7 @@ def main() -> None:
         rows.append(dict(part="traced launch", launch=rep, delta=round(float(np.mean(off)), 4),
                          dram_bytes_read=int(per_wave.sum())))
         print(rows[-1], f"ncu, four other launches: {min(ncu) / 1e9:.1f}-{max(ncu) / 1e9:.1f} GB", flush=True)
-    with (HERE / "offset_bytes7.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv("offset_bytes7.csv", rows)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ number of block columns (4 at 4224, 2 at 8448; 4608's 3.67 is the control).
 
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "round5"))
 
 import model_measured_schedule as mms  # noqa: E402
+from process7 import write_csv  # noqa: E402
 
 import gemmsim.models.gpu_memory as gm  # noqa: E402
 
@@ -46,10 +46,7 @@ def main() -> None:
             rows.append(dict(N=n, order="column", schedule=sch, model_dram_bytes_read_gb=round(gb, 2),
                              note=NOTE[sch].format(T=n // 16, k=1056 / (n // 16))))
             print(rows[-1], flush=True)
-    with (HERE / "predictions7c.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv("predictions7c.csv", rows)
 
 
 if __name__ == "__main__":

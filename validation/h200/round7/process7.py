@@ -58,6 +58,14 @@ def ncu_launches() -> list[dict]:
     return out
 
 
+def write_csv(name: str, rows: list[dict]) -> None:
+    """Rows (dicts with the same keys) as HERE / name, a header line first."""
+    with (HERE / name).open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main() -> None:
     clocks = {}
     for line in [x for f in sorted((HERE / "raw").glob("launches7*.txt")) for x in f.read_text().splitlines()]:
@@ -79,10 +87,7 @@ def main() -> None:
         waves += [dict(N=n, order=order, a_col_major=ta, b_col_major=tb, launch=rep, wave=w, spread=round(float(s), 3))
                   for w, s in enumerate(sp)]
     for name, data in (("drift7.csv", rows), ("drift7_waves.csv", waves), ("ncu7.csv", ncu_launches())):
-        with (HERE / name).open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(data[0]))
-            w.writeheader()
-            w.writerows(data)
+        write_csv(name, data)
     for r in rows:
         print(r)
 

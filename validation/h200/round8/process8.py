@@ -55,12 +55,16 @@ NCU = {"dur_ns": "gpu__time_duration.sum", "sm_hz": "sm__cycles_elapsed.avg.per_
        "fabric_sec": "lts__t_sectors_srcunit_ltcfabric.sum"}
 
 
-def ncu_table(path):
-    with gzip.open(path, "rt") as f:
-        rows = list(csv.reader(io.StringIO(f.read())))
+def ncu_table(path=None, metrics=NCU, text=None):
+    """One dict per profiled launch of an ncu raw CSV page (a .csv.gz file, or its ``text``): ``metrics`` (our name ->
+    ncu's) as floats, and the kernel name."""
+    if text is None:
+        with gzip.open(path, "rt") as f:
+            text = f.read()
+    rows = list(csv.reader(io.StringIO(text)))
     h = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
     hdr = rows[h]
-    return [{k: float(d[hdr.index(m)].replace(",", "")) for k, m in NCU.items()} | {"kernel": d[hdr.index("Kernel Name")]}
+    return [{k: float(d[hdr.index(m)].replace(",", "")) for k, m in metrics.items()} | {"kernel": d[hdr.index("Kernel Name")]}
             for d in rows[h + 1:] if d and d[0]]
 
 

@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import statistics as st
+import sys
 import tarfile
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "round8"))
+
+from process8 import ncu_table, pct  # noqa: E402
 KEY = ("set", "tile", "stages", "size", "kw_steps", "bps_occ", "grid")
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
 def throughput_rows(path=HERE / "l2req9.csv"):
@@ -63,12 +61,8 @@ def ncu_rows(tar_path=HERE / "raw" / "round9.tar.gz"):
         page = gzip.decompress(tar.extractfile("./ncu_l2req9.csv.gz").read()).decode()
         launches = [ln.split(",")[1:] for ln in tar.extractfile("./ncu_l2req9_launches.txt").read().decode().splitlines()
                     if ln.startswith("ncu_launch")]
-    rows = list(csv.reader(io.StringIO(page)))
-    h = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
-    hdr = rows[h]
     out = []
-    for lab, d in zip(launches, [d for d in rows[h + 1:] if d and d[0]]):
-        v = {k: float(d[hdr.index(m)].replace(",", "")) for k, m in M.items()}
+    for lab, v in zip(launches, ncu_table(metrics=M, text=page)):
         kv = dict(x.split("=") for x in lab[2:])
         size = int(kv["size"])
         useful = (size // 64) ** 2 * (size // 32) * 2 * 64 * 64  # 64x64 tiles: A and B 64 rows x 64 bytes per step
