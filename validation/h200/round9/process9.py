@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "round8"))
 
-from process8 import ncu_table, pct  # noqa: E402
+from process8 import ncu_table, pct, write  # noqa: E402
 KEY = ("set", "tile", "stages", "size", "kw_steps", "bps_occ", "grid")
 
 
@@ -77,18 +77,11 @@ def ncu_rows(tar_path=HERE / "raw" / "round9.tar.gz"):
     return out
 
 
-def write(path, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
 def main():
     th = throughput_rows()
-    write(HERE / "l2_throughput9.csv", th)
+    write(th, HERE / "l2_throughput9.csv")
     nc = ncu_rows()
-    write(HERE / "ncu_l2_9.csv", nc)
+    write(nc, HERE / "ncu_l2_9.csv")
     print("Throughput (median of 5 launches): set tile S size kw blocks/SM grid (copying SMs) -> GB/s, B/clk per copying SM, "
           "round trip of a group, SM MHz, p5-p95 %, bad")
     for r in th:
