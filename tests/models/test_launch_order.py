@@ -372,3 +372,21 @@ def test_block_columns_attract_when_close_and_repel_when_apart():
     for launch in ("1", "2"):
         assert f[(5632, launch, 0.01)] < 0 < f[(5632, launch, 0.15)] < f[(5632, launch, 0.2)] + 0.001
         assert all(v > 0 for (n, la, _), v in f.items() if n == 4224 and la == launch)
+
+
+def test_cp_async_gemm_blocks_read_dram_as_in_lockstep():
+    """validation/h200/round7/tc_schedule7.csv (tc_schedule7.py): mma_pipe's blocks share a new A and B tile every k
+    step, like the naive kernel's row order, and its DRAM bytes (ncu, round 8) are the memory model's in lockstep --
+    within 11 % at 4096^3 for all three tiles and every S, and for the 128x128 tiles at 8192^3 with S <= 2 -- where
+    the tensor-core default (blocks spread over a block) reads 1.48-3.8x as much. At 8192 with S >= 3 (128x128) and for
+    the 64x64 tile (5-8 blocks per SM) the launch reads between the two or near the spread: drift, as in round 7."""
+    rows = list(csv.DictReader((ROUND3.parent / "round7" / "tc_schedule7.csv").open()))
+    assert len(rows) == 24
+    for r in rows:
+        ncu, lock, spread = (float(r[k]) for k in ("ncu_dram_bytes_read", "model_lockstep", "model_spread"))
+        assert lock <= spread
+        if r["N"] == "4096" or (r["kernel"].startswith("mma_128x128") and int(r["stages"]) <= 2):
+            assert lock == pytest.approx(ncu, rel=0.11), (r["kernel"], r["stages"], r["N"])
+            assert spread > 1.45 * ncu
+        else:
+            assert lock < 0.8 * ncu <= spread * 1.01 or r["kernel"] == "mma_128x128_w2x2"
