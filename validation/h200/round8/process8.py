@@ -30,21 +30,31 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
-def throughput_rows(path=HERE / "l2req.csv"):
+def grouped(path, key) -> dict:
+    """The launches of a run's CSV, grouped by the configuration columns ``key`` (in file order)."""
     groups = defaultdict(list)
     with open(path) as f:
         for r in csv.DictReader(f):
-            groups[tuple(r[k] for k in KEY)].append(r)
+            groups[tuple(r[k] for k in key)].append(r)
+    return groups
+
+
+def launch_stats(rs: list[dict], gb: list[float], mhz: list) -> dict:
+    """What every throughput row reports of its launches ``rs``: the median round trip, the clock range, the p5-p95
+    spread of their throughputs ``gb`` over the median, and the worst copy check."""
+    return {"lat_clk_mean": round(st.median(float(r["lat_clk_mean"]) for r in rs), 1),
+            "sm_mhz_min": min(mhz), "sm_mhz_max": max(mhz),
+            "spread_p5_p95_pct": round(100 * (pct(gb, 0.95) - pct(gb, 0.05)) / st.median(gb), 1),
+            "bad": max(int(r["bad"]) for r in rs)}
+
+
+def throughput_rows(path=HERE / "l2req.csv"):
     out = []
-    for k, rs in groups.items():
+    for k, rs in grouped(path, KEY).items():
         gb = [float(r["GBps"]) for r in rs]
-        med = st.median(gb)
-        out.append({**dict(zip(KEY, k)), "launches": len(rs), "GBps": round(med, 1),
+        out.append({**dict(zip(KEY, k)), "launches": len(rs), "GBps": round(st.median(gb), 1),
                     "bytes_per_clk_per_sm": round(st.median(float(r["bytes_per_clk_per_sm"]) for r in rs), 2),
-                    "lat_clk_mean": round(st.median(float(r["lat_clk_mean"]) for r in rs), 1),
-                    "sm_mhz_min": min(int(r["sm_mhz"]) for r in rs), "sm_mhz_max": max(int(r["sm_mhz"]) for r in rs),
-                    "spread_p5_p95_pct": round(100 * (pct(gb, 0.95) - pct(gb, 0.05)) / med, 1),
-                    "bad": max(int(r["bad"]) for r in rs)})
+                    **launch_stats(rs, gb, [int(r["sm_mhz"]) for r in rs])})
     return out
 
 

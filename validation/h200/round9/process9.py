@@ -13,28 +13,22 @@ request, lookups per second and % of peak, DRAM bytes, useful TB/s over ncu's ow
 
 from __future__ import annotations
 
-import csv
 import gzip
 import statistics as st
 import sys
 import tarfile
-from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "round8"))
 
-from process8 import ncu_table, pct, write  # noqa: E402
+from process8 import grouped, launch_stats, ncu_table, write  # noqa: E402
 KEY = ("set", "tile", "stages", "size", "kw_steps", "bps_occ", "grid")
 
 
 def throughput_rows(path=HERE / "l2req9.csv"):
-    groups = defaultdict(list)
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            groups[tuple(r[k] for k in KEY)].append(r)
     out = []
-    for k, rs in groups.items():
+    for k, rs in grouped(path, KEY).items():
         span = [float(r["span_us"]) for r in rs]
         use_span = all(s > 0 for s in span)
         gb = [float(r["bytes"]) / (s * 1e3) for r, s in zip(rs, span)] if use_span else [float(r["GBps"]) for r in rs]
@@ -43,10 +37,7 @@ def throughput_rows(path=HERE / "l2req9.csv"):
         med = st.median(gb)
         out.append({**dict(zip(KEY, k)), "active_sms": act, "launches": len(rs), "timed_by": "span" if use_span else "events",
                     "GBps": round(med, 1), "bytes_per_clk_per_copying_sm": round(med * 1e3 / st.median(mhz) / act, 2),
-                    "lat_clk_mean": round(st.median(float(r["lat_clk_mean"]) for r in rs), 1),
-                    "sm_mhz_min": min(mhz), "sm_mhz_max": max(mhz),
-                    "spread_p5_p95_pct": round(100 * (pct(gb, 0.95) - pct(gb, 0.05)) / med, 1),
-                    "bad": max(int(r["bad"]) for r in rs)})
+                    **launch_stats(rs, gb, mhz)})
     return out
 
 
