@@ -82,6 +82,7 @@ other blocks, the shared-memory pipe when it is slower than the MMAs: MIO thrott
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field, replace
 
 import simpy
@@ -230,6 +231,7 @@ class PipelineTime:
     queue_wait_clk: float = 0.0  # of which queueing (loaded latency)
     rho: tuple = ()  # utilisation of each of ``cost.queues`` in the steady state
     copy_phase_clk: float = 0.0  # with copy_segments: a warp's copy phase under load, mean cycles in the steady state
+    phases: dict = field(default_factory=dict)  # multistage: block 0's step between its four `PHASES` marks, median cycles
 
     @property
     def bound(self) -> str:
@@ -381,8 +383,32 @@ def copy_segments(trace: str, latency: dict) -> tuple:
     return tuple((float(n), float(w)) for n, w in merged)
 
 
-def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
-    """simpy run of ``blocks`` identical blocks for ``steps`` steps each; (end time, summed parts)."""
+# What lies between the four marks of a multistage step (and the next step's first), in the kernel's own order: the
+# points where round 10b's H200 kernel (validation/h200/round10/mma_pipe10.patch) reads its clock in thread 0.
+PHASES = {1: ("copy", "wait_barrier", "mma_barrier", "rest"), 2: ("wait_barrier", "copy", "mma", "rest")}
+
+
+def step_phases(marks: list, first: int, last: int, stages: int) -> dict:
+    """Median cycles of each `PHASES` interval over steps ``first`` .. ``last`` - 1 (those with all four marks and
+    the next step's first)."""
+    at = {}
+    for i, j, t in marks:
+        at.setdefault(i, {})[j] = t
+    ok = [i for i in range(first, last) if len(at.get(i, ())) == 4 and 0 in at.get(i + 1, ())]
+    if not ok:
+        return {}
+    names = PHASES[1 if stages == 1 else 2]
+    return {n: statistics.median((at[i][j + 1] if j < 3 else at[i + 1][0]) - at[i][j] for i in ok)
+            for j, n in enumerate(names)}
+
+
+def _no_mark(j: int) -> None:
+    """Blocks other than block 0 record no marks."""
+
+
+def _simulate(cost: StepCost, blocks: int, steps: int, marks: list | None = None) -> tuple[float, dict]:
+    """simpy run of ``blocks`` identical blocks for ``steps`` steps each; (end time, summed parts). With ``marks``, block
+    0 appends (step, mark, time) at the four points the H200 kernel of round 10b reads its clock (`PHASES`)."""
     env = simpy.Environment()
     P = cost.sub_partitions
     smsp = [simpy.Resource(env, capacity=1) for _ in range(P)]
@@ -510,30 +536,39 @@ def _simulate(cost: StepCost, blocks: int, steps: int) -> tuple[float, dict]:
         S = cost.stages
         loads = {i: env.process(copy()) for i in range(min(S - 1, steps))}
         for i in range(steps):
+            mark = (lambda j, i=i: marks.append((i, j, env.now))) if b == 0 and marks is not None else _no_mark
             if S == 1:
+                mark(0)
                 if staged:  # copy code (cp.async leaving as it issues), wait for the data, barrier, MMAs, barrier
                     done, carry = [env.event() for _ in range(cost.warps)], [0.0]
                     load = env.process(copy_issued(done))
+                    done[0].callbacks.append(lambda _: mark(1))  # warp 0's last cp.async has issued
                     yield from compute(b, done, "copy", carry)
                     yield from wait(load)
                     yield from barrier()
+                    mark(2)
                     yield from compute(b, None, "mma", carry)
                 else:
                     yield from wait(env.process(copy()))
                     yield from barrier()
                     yield from compute(b)
                 yield from barrier()
+                mark(3)
                 continue
+            mark(0)
             yield from wait(loads.pop(i))
             yield from barrier()
+            mark(1)
             done = None
             if i + S - 1 < steps:
                 if staged:  # issued by the warps' copy code at the start of this step's compute phase
                     done = [env.event() for _ in range(cost.warps)]
                     loads[i + S - 1] = env.process(copy_issued(done))
+                    done[0].callbacks.append(lambda _: mark(2))  # warp 0's last cp.async has issued
                 else:
                     loads[i + S - 1] = env.process(copy())
             yield from compute(b, done)
+            mark(3)
         if cost.epilogue_clk:
             yield env.timeout(cost.epilogue_clk)
         ends.append(env.now)
@@ -623,9 +658,11 @@ def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
     # whole cycles of at least SIM_STEPS steps
     w = S * (max(S - 1, 1) if cost.kind == "multistage" else S + 1)
     w *= -(-SIM_STEPS // w)
+    marks = [] if cost.kind == "multistage" else None
     if n <= 2 * w:
-        t, parts = _simulate(cost, blocks, n)
+        t, parts = _simulate(cost, blocks, n, marks)
         d = min(w, n // 2)  # the last d steps: steady when the loop is long enough, the best there is otherwise
+        window = (n - max(d, 1), n)
         if d >= 1:
             t0, p0 = _simulate(cost, blocks, n - d)
             step, sim_steps = (t - t0) / d, d
@@ -636,7 +673,8 @@ def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
             cp = (parts["_copy_phase"], parts["_copy_n"])
     else:
         t1, p1 = _simulate(cost, blocks, w)
-        t2, p2 = _simulate(cost, blocks, 2 * w)
+        t2, p2 = _simulate(cost, blocks, 2 * w, marks)
+        window = (w, 2 * w)
         step = (t2 - t1) / w
         t = t2 + (n - 2 * w) * step
         parts = {k: p2[k] - p1[k] for k in PARTS}  # steady state: the second window only
@@ -645,7 +683,8 @@ def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
     per_block_step = {k: v / (blocks * sim_steps) for k, v in parts.items() if k in PARTS}
     busy = blocks * cost.mma_clk / step if step > 0 else 0.0
     return PipelineTime(cycles=t, blocks=blocks, steps=n, step_clk=step, parts=per_block_step, tensor_busy=min(busy, 1.0),
-                        latency_clk=cost.copy_latency_clk, copy_phase_clk=cp[0] / cp[1] if cp[1] else 0.0)
+                        latency_clk=cost.copy_latency_clk, copy_phase_clk=cp[0] / cp[1] if cp[1] else 0.0,
+                        phases=step_phases(marks, *window, S) if marks is not None else {})
 
 
 @dataclass(frozen=True)

@@ -195,3 +195,25 @@ def test_without_a_simulated_copy_phase_the_copy_leaves_at_the_barrier():
     cost = sp.StepCost(steps=48, stages=2, warps=4, mma_clk=48.0, copy_latency_clk=300.0, issue_with_mma=True,
                        groups=groups, copy_chain_clk=110.0)  # the chain as one wait: no per-warp copy code
     assert sp.pipeline_time(cost, 1).step_clk == pytest.approx(300.0)
+
+
+def test_step_phases_split_a_one_stage_step_where_the_kernel_reads_its_clock():
+    # PHASES: S = 1 copy code (110), its last copy's latency + barrier (300), the MMAs + barrier (48), the loop's rest
+    p = _staged(1).phases
+    assert list(p) == list(sp.PHASES[1])
+    assert [p[k] for k in sp.PHASES[1]] == pytest.approx([110.0, 300.0, 48.0, 0.0])
+
+
+def test_step_phases_of_a_multistage_step_add_up_to_the_step():
+    # S = 2: the wait for the stage (410 - 158), the copy code (110), the MMAs (48); nothing after
+    r = _staged(2)
+    assert [r.phases[k] for k in sp.PHASES[2]] == pytest.approx([252.0, 110.0, 48.0, 0.0])
+    for S, blocks in ((1, 2), (3, 1), (2, 3)):
+        r = _staged(S, blocks=blocks)
+        assert sum(r.phases.values()) == pytest.approx(r.step_clk, rel=0.02), (S, blocks)
+
+
+def test_step_phases_take_medians_over_whole_marked_steps():
+    marks = [(0, j, 10.0 * j) for j in range(4)] + [(1, j, 100.0 + 20.0 * j) for j in range(4)] + [(2, 0, 200.0)]
+    assert sp.step_phases(marks, 0, 2, 2) == {"wait_barrier": 15.0, "copy": 15.0, "mma": 15.0, "rest": 55.0}
+    assert sp.step_phases(marks, 2, 3, 1) == {}  # step 2 has one mark only

@@ -41,6 +41,7 @@ from sass_loops import functions, longest_loop  # noqa: E402
 
 from gemmsim.errors import GemmsimError  # noqa: E402
 from gemmsim.machine import load_machine  # noqa: E402
+from gemmsim.models.sm_pipeline import PHASES  # noqa: E402
 from gemmsim.sim.gpu import simulate_gpu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -175,6 +176,7 @@ def fragment_traces() -> dict:
 
 
 ROUND6 = HERE.parent / "round6"
+ROUND10 = HERE.parent / "round10"
 
 
 def copy_traces() -> dict:
@@ -234,7 +236,8 @@ def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
                        model_queue_wait_clk=at.get("pipe_queue_wait_clk", float("nan")),
                        model_copy_phase_clk=at.get("pipe_copy_phase_clk", float("nan")),
                        **{k.replace("pipe_", "model_"): v for k, v in at.items() if k.startswith("pipe_rho_")},
-                       **{f"model_{k}": at.get(f"pipe_{k}_clk", float("nan")) for k in ("copy_wait", "barrier", "mma", "contention")})
+                       **{f"model_{k}": at.get(f"pipe_{k}_clk", float("nan")) for k in ("copy_wait", "barrier", "mma", "contention")},
+                       **{k.replace("pipe_", "model_"): v for k, v in at.items() if k.startswith("pipe_phase_")})
             row["ratio"] = row["model_tflops"] / row["measured_tflops"]
             out.append(row)
     return out
@@ -352,6 +355,24 @@ def copy_phase_vs_measured(rows: list[dict]) -> None:
         if full:
             print(f"  {r['kernel']:18s} S={r['stages']}: model {r['model_copy_phase_clk']:6.0f}   measured {full:6.0f} "
                   f"(ratio {r['model_copy_phase_clk'] / full:.2f}; alone {alone:4.0f})")
+
+
+def phases_vs_schedule(rows: list[dict]) -> None:
+    """Block 0's step in the model between the four points where round 10b's kernel reads its clock, against the
+    medians round 10b measured (thread 0 of the first 400 blocks, k-steps 32-55; its clock reads and stores cost the
+    launch 0-8 %): a check, not an input."""
+    f = ROUND10 / "schedule10b.csv"
+    if not f.exists():
+        return
+    meas = {(r["kernel"], int(r["M"]), int(r["stages"])): r for r in read(f)}
+    print("a step between the kernel's clock reads (cycles): model / round 10b's in-kernel clock (thread 0, steps 32-55)")
+    for r in rows:
+        m = meas.get((r["kernel"], r["M"], r["stages"]))
+        if m is None:
+            continue
+        names = PHASES[1 if r["stages"] == 1 else 2]
+        cells = "  ".join(f"{n} {r.get(f'model_phase_{n}_clk', float('nan')):5.0f} / {float(m[f'{n}_clk']):5.0f}" for n in names)
+        print(f"  {r['kernel']:18s} {r['M']} S={r['stages']}: step {r['model_step_clk']:5.0f} / {float(m['step_clk']):5.0f}  {cells}")
 
 
 def tie_threshold(data: Path) -> float:
@@ -606,11 +627,12 @@ def main(argv: list[str]) -> int:
         copy_wait_vs_ncu(st, read(data / "mma_stalls.csv") if (data / "mma_stalls.csv").exists() else [])
         copy_phase_vs_measured(st)
         latency_vs_copy_only(st)
+        phases_vs_schedule(st)
     cb = cublas_rows(h, data, launch) if (data / "cublas_sweep.csv").exists() and "cublas" in only else []
     if cb:
         write_csv(HERE / "model_tc_cublas.csv", cb)
         report_cublas(cb)
-    from tc_figures import fig_cublas, fig_stage_parts, fig_stages, fig_twins  # noqa: E402 (beside this script)
+    from tc_figures import fig_cublas, fig_stage_parts, fig_stages, fig_step_phases, fig_twins  # noqa: E402 (beside this script)
 
     if "stages" in only and tw:
         fig_twins(tw, FIG / "tc_twins.png")
@@ -618,6 +640,8 @@ def main(argv: list[str]) -> int:
         fig_stages(st, FIG / "tc_stages.png")
         stalls = read(data / "mma_stalls.csv") if (data / "mma_stalls.csv").exists() else []
         fig_stage_parts(st, stalls, FIG / "tc_stage_parts.png")
+        if (ROUND10 / "schedule10b.csv").exists():
+            fig_step_phases(st, read(ROUND10 / "schedule10b.csv"), PHASES, FIG / "tc_step_phases.png")
     if cb:
         fig_cublas(cb, FIG / "tc_cublas.png")
     return 0

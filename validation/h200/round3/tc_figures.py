@@ -104,6 +104,52 @@ def fig_stage_parts(rows: list[dict], stalls: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=130)
 
 
+PHASE_COLORS = {"copy": "C0", "wait_barrier": "C3", "mma": "C2", "mma_barrier": "C2", "rest": "0.7"}
+PHASE_LABELS = {"copy": "copy code (address arithmetic + cp.async)", "wait_barrier": "waiting for data + barrier",
+                "mma": "MMAs (ldmatrix + mma.sync)", "rest": "rest of the loop"}
+
+
+def fig_step_phases(rows: list[dict], schedule: list[dict], phases: dict, path: Path) -> None:
+    """Per kernel at M = 4096: one k-step of block 0 (model) and of thread 0 (round 10b's in-kernel clock, median over
+    steps 32-55) cut where the kernel reads its clock, in cycles, for S = 1 and 2: what a step is made of and how the
+    model's pieces compare with the H200's."""
+    ks = _kernels(rows)
+    meas = {(r["kernel"], int(r["M"]), int(r["stages"])): r for r in schedule}
+    fig = Figure(figsize=(4.3 * len(ks), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(ks), squeeze=False, sharex=True)[0]
+    seen = set()
+    for ax, k in zip(axes, ks):
+        bars = []
+        for S in (2, 1):
+            r = next((r for r in rows if r["kernel"] == k and r["M"] == 4096 and r["stages"] == S), None)
+            m = meas.get((k, 4096, S))
+            if r is None or m is None:
+                continue
+            names = phases[1 if S == 1 else 2]
+            bars.append((f"S={S} H200", [(n, float(m[f"{n}_clk"])) for n in names]))
+            bars.append((f"S={S} model", [(n, r.get(f"model_phase_{n}_clk") or 0.0) for n in names]))
+        for y, (label, parts) in enumerate(bars):
+            left = 0.0
+            for n, v in parts:
+                key = "mma" if n == "mma_barrier" else n
+                ax.barh(y, v, left=left, color=PHASE_COLORS[n], edgecolor="white", height=0.7,
+                        hatch="//" if "H200" in label else None,
+                        label=PHASE_LABELS[key] if key not in seen and "model" in label else None)
+                if "model" in label:
+                    seen.add(key)
+                left += v
+            ax.text(left + 30, y, f"{left:.0f}", va="center", fontsize=7)
+        ax.set_yticks(range(len(bars)), [b[0] for b in bars], fontsize=8)
+        r0 = next(r for r in rows if r["kernel"] == k)
+        ax.set(title=f"{r0['BM']}x{r0['BN']}, {r0['warps']} warps", xlabel="SM cycles of one k-step")
+        ax.title.set_fontsize(9)
+        ax.grid(axis="x", alpha=0.3)
+    fig.legend(fontsize=7, loc="outside lower center", ncol=4, framealpha=0.9)
+    fig.suptitle("One k-step, M=N=K=4096, cut where the kernel reads its clock (median of each piece; the total is their sum): "
+                 "H200 (hatched; round 10b) and model. S = 1: copy code, then wait; S = 2: wait, then copy code", fontsize=8.5)
+    fig.savefig(path, dpi=130)
+
+
 def fig_cublas(rows: list[dict], path: Path) -> None:
     fig = Figure(figsize=(11, 4.0), layout="constrained")
     axes = fig.subplots(1, 2)
