@@ -34,6 +34,7 @@ def _same(stored, computed):
 
 def test_the_stored_tables_are_what_the_processing_gives():
     _same(_csv("schedule10b.csv"), _load("process10b").rows())
+    assert len(_csv("schedule10b.csv")) == 24  # 10b and 10d: every configuration of the S sweep
     p10 = _load("process10")
     assert {(r["mk"], r["ok"], r["a"], r["b"], r["other_iters"]) for r in _csv("smsp_share.csv")} == \
         {tuple(str(x) for x in k) for k in p10.configurations()}

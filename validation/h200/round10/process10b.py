@@ -1,4 +1,4 @@
-"""Round 10b: raw10b/steps_*.csv.gz -> schedule10b.csv (one row per kernel, size and S), printed too.
+"""Rounds 10b and 10d: raw10b/, raw10d/ steps_*.csv.gz -> schedule10b.csv (one row per kernel, size and S), printed.
 
     python validation/h200/round10/process10b.py
 
@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # process10: write_csv
 from process10 import write_csv  # noqa: E402
-RAW = HERE / "raw10b"
+RAWS = (HERE / "raw10b", HERE / "raw10d")  # 10b: S = 1, 2 at 4096, S = 1 at 8192; 10d: the other S (same build)
 NAMES = {1: ("copy", "wait_barrier", "mma_barrier", "rest"), 2: ("wait_barrier", "copy", "mma", "rest")}
 
 
@@ -77,7 +77,7 @@ def summarise(blocks: dict, S: int) -> dict:
 
 def rows() -> list[dict]:
     out = []
-    for path in sorted(RAW.glob("steps_*.csv.gz")):
+    for path in sorted(p for raw in RAWS for p in raw.glob("steps_*.csv.gz")):
         for (kernel, M, S), blocks in sorted(read(path).items()):
             out.append(dict(kernel=kernel, M=M, stages=S, blocks=len(blocks), **summarise(blocks, S)))
     return out
