@@ -22,6 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # validation/h200: sass_loops
 from sass_loops import functions, longest_loop  # noqa: E402
+from tables import write_csv  # noqa: E402
 
 HOLDS = {1: "IADD3", 2: "FFMA", 3: "LDGSTS"}  # an instruction only the OTHER loop of that kind has
 PER_BODY = {1: 64, 2: 64, 3: 16}  # the source iteration's count of that instruction
@@ -54,18 +55,6 @@ def configurations() -> dict:
         key = tuple(int(r[k]) for k in ("mk", "ok", "a", "b", "other_iters"))
         runs.setdefault(key, []).append(r)
     return runs
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    """Every key of any row a column (first seen first), floats to 4 significant digits: rounds 10-10c's tables."""
-    cols = []
-    for r in rows:
-        cols += [k for k in r if k not in cols]
-    with path.open("w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=cols)
-        wr.writeheader()
-        for r in rows:
-            wr.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
 
 
 def main() -> None:

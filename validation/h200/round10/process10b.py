@@ -22,8 +22,8 @@ from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # process10: write_csv
-from process10 import write_csv  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # validation/h200: tables
+from tables import write_csv  # noqa: E402
 RAWS = (HERE / "raw10b", HERE / "raw10d")  # 10b: S = 1, 2 at 4096, S = 1 at 8192; 10d: the other S (same build)
 NAMES = {1: ("copy", "wait_barrier", "mma_barrier", "rest"), 2: ("wait_barrier", "copy", "mma", "rest")}
 

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # process10: write_csv
-from process10 import write_csv  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # validation/h200: tables
+from tables import write_csv  # noqa: E402
 RAW = HERE / "raw10c"
 
 

@@ -38,6 +38,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # validation/h200: sass_loops
 from sass_loops import functions, longest_loop  # noqa: E402
+from tables import write_csv  # noqa: E402
 
 from gemmsim.errors import GemmsimError  # noqa: E402
 from gemmsim.machine import load_machine  # noqa: E402
@@ -589,17 +590,6 @@ def report_cublas(rows: list[dict]) -> None:
     bad = [r for r in rows if r["model_tflops"] != r["model_tflops"]]
     for r in bad:
         print(f"  not modelled: {r['dtype']} {r['M']}x{r['N']}x{r['K']} {r['kernel'][:60]}: {r.get('note')}")
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    cols = []
-    for r in rows:
-        cols += [k for k in r if k not in cols]
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
 
 
 DATA = HERE
