@@ -232,6 +232,7 @@ class PipelineTime:
     rho: tuple = ()  # utilisation of each of ``cost.queues`` in the steady state
     copy_phase_clk: float = 0.0  # with copy_segments: a warp's copy phase under load, mean cycles in the steady state
     phases: dict = field(default_factory=dict)  # multistage: block 0's step between its four `PHASES` marks, median cycles
+    arrangement: dict = field(default_factory=dict)  # multistage, >= 2 blocks: how they sit (`block_arrangement`)
 
     @property
     def bound(self) -> str:
@@ -389,11 +390,12 @@ PHASES = {1: ("copy", "wait_barrier", "mma_barrier", "rest"), 2: ("wait_barrier"
 
 
 def step_phases(marks: list, first: int, last: int, stages: int) -> dict:
-    """Median cycles of each `PHASES` interval over steps ``first`` .. ``last`` - 1 (those with all four marks and
-    the next step's first)."""
+    """Median cycles of each `PHASES` interval of block 0 over steps ``first`` .. ``last`` - 1 (those with all four
+    marks and the next step's first). ``marks``: (block, step, mark, time)."""
     at = {}
-    for i, j, t in marks:
-        at.setdefault(i, {})[j] = t
+    for b, i, j, t in marks:
+        if b == 0:
+            at.setdefault(i, {})[j] = t
     ok = [i for i in range(first, last) if len(at.get(i, ())) == 4 and 0 in at.get(i + 1, ())]
     if not ok:
         return {}
@@ -402,13 +404,43 @@ def step_phases(marks: list, first: int, last: int, stages: int) -> dict:
             for j, n in enumerate(names)}
 
 
+def block_arrangement(marks: list, first: int, last: int, near: float = 0.15) -> dict:
+    """How co-resident blocks sit against each other, as round 10b measures it on the H200: for each step start of
+    one block within steps ``first`` .. ``last`` - 1, its position in each other block's step (0: together, 0.5: half
+    a step apart); the shares within ``near`` of 0 ("together") and of 0.5 ("alternating"). An even spread gives
+    2 ``near`` each. {} with fewer than two blocks."""
+    starts = {}
+    for b, i, j, t in marks:
+        if j == 0:
+            starts.setdefault(b, {})[i] = t
+    if len(starts) < 2:
+        return {}
+    pos = []
+    for a, sa in starts.items():
+        ta = [sa[i] for i in sorted(sa)]
+        for o, so in starts.items():
+            if o == a:
+                continue
+            for i in range(first, last):
+                x = so.get(i)
+                if x is None:
+                    continue
+                k = next((k for k in range(len(ta) - 1, -1, -1) if ta[k] <= x), None)
+                if k is not None and k + 1 < len(ta) and ta[k + 1] > ta[k]:
+                    pos.append((x - ta[k]) / (ta[k + 1] - ta[k]))
+    if not pos:
+        return {}
+    return {"together": sum(1 for p in pos if p < near or p > 1 - near) / len(pos),
+            "alternating": sum(1 for p in pos if abs(p - 0.5) < near) / len(pos)}
+
+
 def _no_mark(j: int) -> None:
-    """Blocks other than block 0 record no marks."""
+    """Without ``marks`` nothing is recorded."""
 
 
 def _simulate(cost: StepCost, blocks: int, steps: int, marks: list | None = None) -> tuple[float, dict]:
-    """simpy run of ``blocks`` identical blocks for ``steps`` steps each; (end time, summed parts). With ``marks``, block
-    0 appends (step, mark, time) at the four points the H200 kernel of round 10b reads its clock (`PHASES`)."""
+    """simpy run of ``blocks`` identical blocks for ``steps`` steps each; (end time, summed parts). With ``marks``, each
+    block appends (block, step, mark, time) at the four points the H200 kernel of round 10b reads its clock (`PHASES`)."""
     env = simpy.Environment()
     P = cost.sub_partitions
     smsp = [simpy.Resource(env, capacity=1) for _ in range(P)]
@@ -536,7 +568,7 @@ def _simulate(cost: StepCost, blocks: int, steps: int, marks: list | None = None
         S = cost.stages
         loads = {i: env.process(copy()) for i in range(min(S - 1, steps))}
         for i in range(steps):
-            mark = (lambda j, i=i: marks.append((i, j, env.now))) if b == 0 and marks is not None else _no_mark
+            mark = (lambda j, i=i: marks.append((b, i, j, env.now))) if marks is not None else _no_mark
             if S == 1:
                 mark(0)
                 if staged:  # copy code (cp.async leaving as it issues), wait for the data, barrier, MMAs, barrier
@@ -684,7 +716,8 @@ def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
     busy = blocks * cost.mma_clk / step if step > 0 else 0.0
     return PipelineTime(cycles=t, blocks=blocks, steps=n, step_clk=step, parts=per_block_step, tensor_busy=min(busy, 1.0),
                         latency_clk=cost.copy_latency_clk, copy_phase_clk=cp[0] / cp[1] if cp[1] else 0.0,
-                        phases=step_phases(marks, *window, S) if marks is not None else {})
+                        phases=step_phases(marks, *window, S) if marks is not None else {},
+                        arrangement=block_arrangement(marks, *window) if marks is not None else {})
 
 
 @dataclass(frozen=True)

@@ -580,7 +580,8 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
                    pipe_queue_wait_clk=pipe.queue_wait_clk, pipe_copy_phase_clk=pipe.copy_phase_clk,
                    **{f"pipe_rho_{q[0]}": r for q, r in zip(pcost.queues, pipe.rho)},
                    **{f"pipe_{k}_clk": v for k, v in pipe.parts.items()},
-                   **{f"pipe_phase_{k}_clk": v for k, v in pipe.phases.items()})
+                   **{f"pipe_phase_{k}_clk": v for k, v in pipe.phases.items()},
+                   **{f"pipe_blocks_{k}": v for k, v in pipe.arrangement.items()})
     row.update(reference_columns(m.name, case.kernel, case.params, spec, M, N, K, case.dtype, clock))
     if isinstance(spec, HopperSpec):
         row.update(cluster=f"{spec.cluster_m}x{spec.cluster_n}", schedule=spec.schedule, persistent=spec.persistent)

@@ -214,6 +214,23 @@ def test_step_phases_of_a_multistage_step_add_up_to_the_step():
 
 
 def test_step_phases_take_medians_over_whole_marked_steps():
-    marks = [(0, j, 10.0 * j) for j in range(4)] + [(1, j, 100.0 + 20.0 * j) for j in range(4)] + [(2, 0, 200.0)]
+    marks = [(0, 0, j, 10.0 * j) for j in range(4)] + [(0, 1, j, 100.0 + 20.0 * j) for j in range(4)] + [(0, 2, 0, 200.0)]
+    marks += [(1, 0, j, 999.0) for j in range(4)]  # another block's marks do not count
     assert sp.step_phases(marks, 0, 2, 2) == {"wait_barrier": 15.0, "copy": 15.0, "mma": 15.0, "rest": 55.0}
     assert sp.step_phases(marks, 2, 3, 1) == {}  # step 2 has one mark only
+
+
+def test_block_arrangement_tells_blocks_in_step_from_blocks_half_a_step_apart():
+    step = 100.0
+    a = [(0, i, 0, i * step) for i in range(8)]
+    assert sp.block_arrangement(a + [(1, i, 0, i * step) for i in range(8)], 2, 6) == {"together": 1.0, "alternating": 0.0}
+    assert sp.block_arrangement(a + [(1, i, 0, i * step + 50.0) for i in range(8)], 2, 6) == {"together": 0.0,
+                                                                                            "alternating": 1.0}
+    assert sp.block_arrangement(a, 2, 6) == {}  # one block
+
+
+def test_identical_blocks_started_together_stay_in_step_at_one_stage():
+    # nothing in the toy step breaks the symmetry of two identical blocks (the H200's blocks alternate at S = 1:
+    # validation/h200/round10/README.md); the arrangement is reported for every multistage run
+    assert _staged(1, blocks=2).arrangement == {"together": 1.0, "alternating": 0.0}
+    assert _staged(1).arrangement == {}

@@ -66,7 +66,7 @@ def test_cycles_lost_per_hmma_from_one_mma_warp_predict_two():
 def test_one_stage_blocks_alternate_and_their_mma_phase_is_not_stretched_by_the_others_copy_code():
     # round 10b, 128x128 tiles at 4096 and 8192: co-resident blocks at S = 1 sit half a step apart more often than an
     # even spread would (0.3), and a block's MMA phase is as long as at S = 2, where copy code beside it is not the
-    # other block's (the committed model stretches it by the other block's copy code: validation/h200/round10/README.md)
+    # other block's (the committed model runs the two blocks in step at S = 1: validation/h200/round10/README.md)
     rows = {(r["kernel"], r["M"], r["stages"]): r for r in _csv("schedule10b.csv")}
     for k in ("mma_128x128_w2x4", "mma_128x128_w2x2"):
         for M in ("4096", "8192"):

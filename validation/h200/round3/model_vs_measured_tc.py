@@ -238,7 +238,7 @@ def stage_rows(h, data: Path, launch_s: float = 0.0) -> list[dict]:
                        model_copy_phase_clk=at.get("pipe_copy_phase_clk", float("nan")),
                        **{k.replace("pipe_", "model_"): v for k, v in at.items() if k.startswith("pipe_rho_")},
                        **{f"model_{k}": at.get(f"pipe_{k}_clk", float("nan")) for k in ("copy_wait", "barrier", "mma", "contention")},
-                       **{k.replace("pipe_", "model_"): v for k, v in at.items() if k.startswith("pipe_phase_")})
+                       **{k.replace("pipe_", "model_"): v for k, v in at.items() if k.startswith(("pipe_phase_", "pipe_blocks_"))})
             row["ratio"] = row["model_tflops"] / row["measured_tflops"]
             out.append(row)
     return out
@@ -373,7 +373,9 @@ def phases_vs_schedule(rows: list[dict]) -> None:
             continue
         names = PHASES[1 if r["stages"] == 1 else 2]
         cells = "  ".join(f"{n} {r.get(f'model_phase_{n}_clk', float('nan')):5.0f} / {float(m[f'{n}_clk']):5.0f}" for n in names)
-        print(f"  {r['kernel']:18s} {r['M']} S={r['stages']}: step {r['model_step_clk']:5.0f} / {float(m['step_clk']):5.0f}  {cells}")
+        arr = (f"  blocks together / alternating {r.get('model_blocks_together', float('nan')):.2f} / "
+               f"{float(m['together']):.2f}, {r.get('model_blocks_alternating', float('nan')):.2f} / {float(m['alternating']):.2f}")
+        print(f"  {r['kernel']:18s} {r['M']} S={r['stages']}: step {r['model_step_clk']:5.0f} / {float(m['step_clk']):5.0f}  {cells}{arr}")
 
 
 def tie_threshold(data: Path) -> float:
