@@ -88,3 +88,22 @@ def test_copy_code_is_slowed_by_the_mma_warps_ldmatrix_not_their_mma():
     integer = [float(rows[(k, "1", "64")]["other_slowdown"]) for k in ("1", "3")]
     assert integer[0] == pytest.approx(integer[1], rel=0.05)
     _same(_csv("smsp_mio.csv"), _load("process10c").rows())
+
+
+def test_the_refactored_host_side_reproduces_the_stored_runs():
+    # smsp_share.cu and smsp_mio.cu were rerun after their host side moved to warp_clock.h (raw/rerun, raw10c/rerun):
+    # the same kernels (SASS identical) give the same medians, to within the launches' own spread
+    def medians(path, keys):
+        runs = {}
+        for r in csv.DictReader(path.open()):
+            runs.setdefault(tuple(r[k] for k in keys), []).append(r)
+        return {k: [sorted(float(x[c]) for x in v)[len(v) // 2] for c in ("other_cyc", "mma_cyc")] for k, v in runs.items()}
+
+    for raw, keys in (("raw", ("mk", "ok", "a", "b", "other_iters")), ("raw10c", ("mk", "ok", "other_iters"))):
+        name = "smsp_share.csv" if raw == "raw" else "smsp_mio.csv"
+        first, again = medians(ROUND10 / raw / name, keys), medians(ROUND10 / raw / "rerun" / name, keys)
+        assert first.keys() == again.keys()
+        for k, v in first.items():
+            for x, y in zip(v, again[k]):
+                if x > 0:
+                    assert y == pytest.approx(x, rel=0.06), (raw, k)

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <vector>
 #include "../round3/clk.h"
+#include "warp_clock.h"
 
 #define MMA_ITERS 4096
 
@@ -100,12 +101,6 @@ typedef void (*Kern)(float*, const float4*, unsigned long long*, ClkRec*, int);
 struct Case { int mk, ok; Kern k; };
 #define C(m, o) Case{m, o, mio<m, o>}
 
-static double median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 int main() {
   int sms; CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::vector<Case> cases = {C(1, 0), C(3, 0), C(0, 1), C(0, 4), C(0, 5), C(1, 1), C(1, 4), C(1, 5), C(3, 1), C(3, 4), C(3, 5)};
@@ -126,22 +121,11 @@ int main() {
         CHECK(cudaEventRecord(e1)); CHECK(cudaEventSynchronize(e1)); CHECK_LAUNCH();
         float ms; CHECK(cudaEventElapsedTime(&ms, e0, e1));
         double mhz = clk_mhz(rec, sms);
-        std::vector<unsigned long long> h((size_t)sms * 16);
-        CHECK(cudaMemcpy(h.data(), rec_t, h.size() * 8, cudaMemcpyDeviceToHost));
-        std::vector<double> om, mm;
-        for (int blk = 0; blk < sms; ++blk) {
-          std::vector<double> o, m;
-          for (int w = 0; w < 8; ++w) {
-            unsigned long long t0 = h[(blk * 8 + w) * 2], t1 = h[(blk * 8 + w) * 2 + 1];
-            if (t1 > t0) (w < 4 ? m : o).push_back((double)(t1 - t0));
-          }
-          if (!o.empty()) om.push_back(median(o));
-          if (!m.empty()) mm.push_back(median(m));
-        }
+        const LoopTimes lt = loop_times(rec_t, sms, 8, 1);
         float sv; CHECK(cudaMemcpy(&sv, sink, 4, cudaMemcpyDeviceToHost));
-        double mcyc = median(mm);
+        double mcyc = lt.mma;
         if (rep >= 0)
-          std::printf("%d,%d,%d,%d,%.1f,%.1f,%.3f,%.0f,%.4f,%g\n", c.mk, c.ok, c.ok ? oi : 0, rep, median(om), mcyc,
+          std::printf("%d,%d,%d,%d,%.1f,%.1f,%.3f,%.0f,%.4f,%g\n", c.mk, c.ok, c.ok ? oi : 0, rep, lt.other, mcyc,
                       mcyc > 0 ? mcyc / (8.0 * MMA_ITERS) : -1.0, mhz, ms, sv);
       }
     }

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <vector>
 #include "../round3/clk.h"
+#include "warp_clock.h"
 
 #define MMA_ITERS 4096
 #define GBUF_BYTES (1 << 16)
@@ -102,12 +103,6 @@ typedef void (*Kern)(float*, const float4*, unsigned long long*, ClkRec*, int, i
 struct Case { int mk, ok; Kern k; };
 #define C(m, o) Case{m, o, share<m, o>}
 
-static double median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 int main() {
   int sms; CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::vector<Case> cases = {C(1, 0), C(2, 0), C(0, 1), C(0, 2), C(0, 3), C(1, 1), C(1, 2), C(1, 3), C(2, 1), C(2, 2), C(2, 3)};
@@ -131,23 +126,11 @@ int main() {
           CHECK(cudaEventRecord(e1)); CHECK(cudaEventSynchronize(e1)); CHECK_LAUNCH();
           float ms; CHECK(cudaEventElapsedTime(&ms, e0, e1));
           double mhz = clk_mhz(rec, sms);
-          std::vector<unsigned long long> h((size_t)sms * W * 2);
-          CHECK(cudaMemcpy(h.data(), rec_t, h.size() * 8, cudaMemcpyDeviceToHost));
-          std::vector<double> om, mm;
-          for (int blk = 0; blk < sms; ++blk) {
-            std::vector<double> o, m;
-            for (int w = 0; w < W; ++w) {
-              unsigned long long t0 = h[(blk * W + w) * 2], t1 = h[(blk * W + w) * 2 + 1];
-              if (t1 <= t0) continue;
-              (w / 4 < a ? m : o).push_back((double)(t1 - t0));
-            }
-            if (!o.empty()) om.push_back(median(o));
-            if (!m.empty()) mm.push_back(median(m));
-          }
+          const LoopTimes lt = loop_times(rec_t, sms, W, a);
           float sv; CHECK(cudaMemcpy(&sv, sink, 4, cudaMemcpyDeviceToHost));
-          double mcyc = median(mm);
+          double mcyc = lt.mma;
           if (rep >= 0)
-            std::printf("%d,%d,%d,%d,%d,%d,%.1f,%.1f,%.3f,%.0f,%.4f,%g\n", c.mk, c.ok, a, b, c.ok ? oi : 0, rep, median(om),
+            std::printf("%d,%d,%d,%d,%d,%d,%.1f,%.1f,%.3f,%.0f,%.4f,%g\n", c.mk, c.ok, a, b, c.ok ? oi : 0, rep, lt.other,
                         mcyc, mcyc > 0 ? mcyc / (8.0 * mma_iters) / a : -1.0, mhz, ms, sv);
         }
       }
