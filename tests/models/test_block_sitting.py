@@ -1,25 +1,20 @@
 """H200 round 11 (validation/h200/round11): how two co-resident blocks of a synthetic two-phase kernel share an SM --
 the stored measurements as processed, what they show, and the SM pipeline simulation held against them."""
 
-import csv
-import importlib.util
 import statistics
-from pathlib import Path
 
 import pytest
+from reference.rounds import H200, script, table
 
-ROUND11 = Path(__file__).resolve().parents[2] / "validation" / "h200" / "round11"
+ROUND11 = H200 / "round11"
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROUND11 / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script(ROUND11, name)
 
 
 def _csv(name):
-    return list(csv.DictReader((ROUND11 / name).open()))
+    return table(ROUND11, name)
 
 
 def _two(mode, nx, ny):

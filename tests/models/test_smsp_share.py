@@ -1,25 +1,20 @@
 """H200 round 10 (validation/h200/round10): how a sub-partition shares its issue between mma.sync warps and warps of
 other code, and the k-step schedule of mma_pipe's co-resident blocks -- the stored measurements, as processed."""
 
-import csv
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
+from reference.rounds import H200, script, table
 
-ROUND10 = Path(__file__).resolve().parents[2] / "validation" / "h200" / "round10"
+ROUND10 = H200 / "round10"
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROUND10 / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script(ROUND10, name)
 
 
 def _csv(name):
-    return list(csv.DictReader((ROUND10 / name).open()))
+    return table(ROUND10, name)
 
 
 def _same(stored, computed):
@@ -95,7 +90,7 @@ def test_the_refactored_host_side_reproduces_the_stored_runs():
     # the same kernels (SASS identical) give the same medians, to within the launches' own spread
     def medians(path, keys):
         runs = {}
-        for r in csv.DictReader(path.open()):
+        for r in table(path.parent, path.name):
             runs.setdefault(tuple(r[k] for k in keys), []).append(r)
         return {k: [sorted(float(x[c]) for x in v)[len(v) // 2] for c in ("other_cyc", "mma_cyc")] for k, v in runs.items()}
 
