@@ -1,0 +1,108 @@
+// Round 12 (issue 11): does the stagger of blocks that share no per-step line come from how co-resident blocks share
+// an SM? Round 7d's naive 16x16 SGEMM (../round7/drift7.cu, same indexing and orders) with B's rows wrapped every 64
+// (tb = 2: the operand with a new line every k step L2-resident, so nothing ties blocks together) and, optionally, A's
+// too (ta = 2); dynamic shared memory (unused) caps the resident blocks per SM at 1 ... 8.
+//
+// Usage: ./drift12 N order ta tb bps carve
+//   bps: blocks per SM wanted (1..8; 8 = no dynamic shared memory); carve: the shared-memory carve-out in percent
+//   (cudaFuncAttributePreferredSharedMemoryCarveout; -1 leaves the driver's choice).
+//   stdout: pid,smid,start_ns,end_ns per block (times from the first block start);
+//   stderr: one line with the launch's SM clock (../round3/clk.h), the blocks per SM the occupancy API gives, the
+//   dynamic shared memory, and the check of 64 elements of C against float64.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+#include "../round3/clk.h"
+
+template <int TA, int TB>
+__global__ void __launch_bounds__(256)
+naive16w(const float* A, const float* B, float* C, int N, int order, ClkRec* rec, unsigned long long* trace) {
+  unsigned long long g0 = globaltimer_ns(), c0 = clock64();
+  const int T = N / 16;
+  int tm, tn;
+  if (order == 0) { tm = blockIdx.x / T; tn = blockIdx.x % T; } else { tn = blockIdx.x / T; tm = blockIdx.x % T; }
+  const int row = tm * 16 + threadIdx.y, col = tn * 16 + threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < N; ++k) {
+    const float a = A[(size_t)(TA == 2 ? row & 63 : row) * N + k];
+    const float b = B[(size_t)(TB == 2 ? k & 63 : k) * N + col];
+    acc += a * b;
+  }
+  C[(size_t)row * N + col] = acc;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    clk_store(rec, blockIdx.x, g0, c0);
+    unsigned long long g1 = globaltimer_ns();
+    unsigned long long* t = trace + 4 * (size_t)blockIdx.x;
+    t[0] = g0; t[1] = g1; t[2] = smid(); t[3] = c0;
+  }
+}
+
+typedef void (*Kern)(const float*, const float*, float*, int, int, ClkRec*, unsigned long long*);
+
+int main(int argc, char** argv) {
+  if (argc < 7) { std::fprintf(stderr, "usage: %s N row|column ta tb bps carve  (ta tb: 0 2 or 2 2)\n", argv[0]); return 1; }
+  const int N = std::atoi(argv[1]), order = std::string(argv[2]) == "column" ? 1 : 0;
+  const int ta = std::atoi(argv[3]), tb = std::atoi(argv[4]), bps = std::atoi(argv[5]), carve = std::atoi(argv[6]);
+  if (N % 16) { std::fprintf(stderr, "N must be a multiple of 16\n"); return 1; }
+  Kern k = nullptr;
+  if (ta == 0 && tb == 2) k = naive16w<0, 2>;
+  else if (ta == 2 && tb == 2) k = naive16w<2, 2>;
+  else if (ta == 0 && tb == 0) k = naive16w<0, 0>;
+  if (!k || bps < 1 || bps > 8) { std::fprintf(stderr, "ta tb: 0 0, 0 2 or 2 2; bps 1..8\n"); return 1; }
+  if (carve >= 0) CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
+  int smem = 0, got = 0;
+  if (bps < 8) {  // the most dynamic shared memory that still fits bps blocks (the API decides), 1 KiB steps
+    CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    for (smem = 227 * 1024; smem > 0; smem -= 1024) {
+      CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, k, 256, smem));
+      if (got >= bps) break;
+    }
+  }
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, k, 256, smem));
+  const size_t n = (size_t)N * N;
+  std::vector<float> hA(n), hB(n);
+  std::mt19937 rng(1234 + N);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& x : hA) x = u(rng);
+  for (auto& x : hB) x = u(rng);
+  float *A, *B, *C;
+  CHECK(cudaMalloc(&A, n * 4)); CHECK(cudaMalloc(&B, n * 4)); CHECK(cudaMalloc(&C, n * 4));
+  CHECK(cudaMemcpy(A, hA.data(), n * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(B, hB.data(), n * 4, cudaMemcpyHostToDevice));
+  const int nb = (N / 16) * (N / 16);
+  unsigned long long* tr; CHECK(cudaMalloc(&tr, (size_t)nb * 32));
+  ClkRec* rec = clk_alloc();
+  dim3 g(nb), b(16, 16);
+  k<<<g, b, smem>>>(A, B, C, N, order, nullptr, tr);  // warm-up
+  CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
+  CHECK(cudaMemset(C, 0xFF, n * 4));
+  k<<<g, b, smem>>>(A, B, C, N, order, rec, tr);
+  CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
+  const double mhz = clk_mhz(rec, nb);
+  std::vector<unsigned long long> h((size_t)nb * 4);
+  CHECK(cudaMemcpy(h.data(), tr, (size_t)nb * 32, cudaMemcpyDeviceToHost));
+  std::vector<float> hC(n);
+  CHECK(cudaMemcpy(hC.data(), C, n * 4, cudaMemcpyDeviceToHost));
+  double maxerr = 0;
+  for (int s = 0; s < 64; ++s) {  // C(i, j) against float64 with the wrapped indices
+    int i = rng() % N, j = rng() % N;
+    double ref = 0, mag = 0;
+    for (int kk = 0; kk < N; ++kk) {
+      double a = hA[(size_t)(ta == 2 ? i & 63 : i) * N + kk];
+      double bb = hB[(size_t)(tb == 2 ? kk & 63 : kk) * N + j];
+      ref += a * bb; mag += std::fabs(a * bb);
+    }
+    double err = std::fabs(hC[(size_t)i * N + j] - ref) / mag;
+    if (!(err == err)) err = 1e30;
+    maxerr = std::max(maxerr, err);
+  }
+  unsigned long long t0 = ~0ull, t1 = 0;
+  for (int q = 0; q < nb; ++q) { t0 = std::min(t0, h[4 * q]); t1 = std::max(t1, h[4 * q + 1]); }
+  std::fprintf(stderr, "launch,%d,%s,%d,%d,bps=%d,carve=%d,api_bps=%d,smem=%d,sm_mhz=%.0f,max_rel_err=%.3e,span_ms=%.3f\n",
+               N, argv[2], ta, tb, bps, carve, got, smem, mhz, maxerr, (t1 - t0) / 1e6);
+  std::printf("pid,smid,start_ns,end_ns\n");
+  for (int q = 0; q < nb; ++q) std::printf("%d,%llu,%llu,%llu\n", q, h[4 * q + 2], h[4 * q] - t0, h[4 * q + 1] - t0);
+  return 0;
+}

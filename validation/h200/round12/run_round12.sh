@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Round 12 on the H200 (issue 11): block traces of the naive kernel with B (and A) L2-resident at 1-8 blocks per SM.
+# Writes $OUT/traces12.tar.gz (one CSV per launch), $OUT/launches12.txt (clock, blocks per SM, check per launch),
+# $OUT/sass12.txt (the k-loop's loads), $OUT/meta12.txt (nvcc, nvidia-smi before and after, start and end time).
+set -euo pipefail
+OUT=${OUT:-out12}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+cd "$(dirname "$0")"
+{ date -u; nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,temperature.gpu,power.draw --format=csv; } > "$OUT/meta12.txt"
+nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift12 drift12.cu
+cuobjdump -sass /tmp/drift12 | grep -E "Function|LDG" > "$OUT/sass12.txt" || true
+mkdir -p /tmp/tr12 && rm -f /tmp/tr12/*.csv
+LAUNCHES="$OUT/launches12.txt"; : > "$LAUNCHES"
+run() {  # N order ta tb bps carve [tag]
+  timeout 120 /tmp/drift12 "$@" > "/tmp/tr12/trace_$1_$2_ta$3_tb$4_bps$5_c$6${7:-}.csv" 2>> "$LAUNCHES" \
+    || echo "failed: $*" >> "$LAUNCHES"
+}
+for b in 8 6 4 3 2 1; do run 5632 column 0 2 $b 100; done
+run 5632 column 0 2 4 100 _2
+run 5632 row 0 2 4 100; run 5632 row 0 2 1 100
+run 5632 column 2 2 8 100; run 5632 column 2 2 1 100
+run 5632 column 0 0 8 100
+(cd /tmp/tr12 && tar -czf "$OUT/traces12.tar.gz" trace_*.csv)
+{ date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta12.txt"
+cat "$LAUNCHES"
+ls -la "$OUT"
