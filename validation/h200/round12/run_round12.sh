@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Round 12 on the H200 (issue 11): block traces of the naive kernel with B (and A) L2-resident at 1-8 blocks per SM.
-# Writes $OUT/traces12.tar.gz (one CSV per launch), $OUT/launches12.txt (clock, blocks per SM, check per launch),
+# Writes $OUT/traces12_bps.tar.gz and traces12_other.tar.gz (one CSV per launch), $OUT/launches12.txt (clock, blocks per SM, check per launch),
 # $OUT/sass12.txt (the k-loop's loads), $OUT/meta12.txt (nvcc, nvidia-smi before and after, start and end time).
 set -euo pipefail
 OUT=${OUT:-out12}
@@ -21,7 +21,7 @@ run 5632 column 0 2 4 100 _2
 run 5632 row 0 2 4 100; run 5632 row 0 2 1 100
 run 5632 column 2 2 8 100; run 5632 column 2 2 1 100
 run 5632 column 0 0 8 100
-(cd /tmp/tr12 && tar -czf "$OUT/traces12.tar.gz" trace_*.csv)
+(cd /tmp/tr12 && tar -czf "$OUT/traces12_bps.tar.gz" trace_5632_column_ta0_tb2_* && tar -czf "$OUT/traces12_other.tar.gz" trace_5632_row_* trace_5632_column_ta2_* trace_5632_column_ta0_tb0_*)
 { date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta12.txt"
 cat "$LAUNCHES"
 ls -la "$OUT"
