@@ -1,6 +1,6 @@
 """Round 12: per launch, how the blocks of one SM start -> stagger12.csv (or stdout with --print).
 
-    python validation/h200/round12/process12.py [--out stagger12.csv]
+    python validation/h200/round12/process12.py [--out stagger12.csv] [--pack out12/traces12_*.tar.gz]
     python validation/h200/round12/process12.py --settle   # per block time: batched share / median gap x bps
 
 Reads raw/traces12.npz (per launch and block: SM, start as the difference from the previous block's start, duration;
@@ -44,6 +44,24 @@ def load12(path: Path = HERE / "raw" / "traces12.npz") -> dict:
         start = np.cumsum(z[key + "__start_delta_ns"].astype(np.int64))
         out[key] = (z[key + "__smid"].astype(np.int64), start, start + z[key + "__duration_ns"])
     return out
+
+
+def pack(archives: list[str], path: Path = HERE / "raw" / "traces12.npz") -> None:
+    """The device's trace archives (run_round12.sh: traces12_bps.tar.gz, traces12_other.tar.gz; one CSV per launch,
+    pid,smid,start_ns,end_ns in pid order) -> ``path``, losslessly: per launch the SM (uint8), each start's difference
+    from the previous block's and each duration (int32 ns)."""
+    out = {}
+    for a in archives:
+        with tarfile.open(a) as t:
+            for m in t.getmembers():
+                d = np.loadtxt(io.TextIOWrapper(t.extractfile(m)), delimiter=",", skiprows=1, dtype=np.int64)
+                if not (d[:, 0] == np.arange(len(d))).all() or d[:, 1].max() > 255 or d[:, 3].max() >= 2**31:
+                    raise SystemExit(f"{a}:{m.name}: not pid order, or a value out of range")
+                key = m.name[len("trace_"):-len(".csv")]
+                out[key + "__smid"] = d[:, 1].astype(np.uint8)
+                out[key + "__start_delta_ns"] = np.diff(d[:, 2], prepend=0).astype(np.int32)
+                out[key + "__duration_ns"] = (d[:, 3] - d[:, 2]).astype(np.int32)
+    np.savez_compressed(path, **out)
 
 
 def load7d(path: Path = HERE.parent / "round7" / "raw" / "traces7d.tar.gz") -> dict:
@@ -162,7 +180,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default=str(HERE / "stagger12.csv"))
     ap.add_argument("--print", action="store_true", help="write to stdout instead")
     ap.add_argument("--settle", action="store_true", help="print how the stagger develops in each round 12 launch")
+    ap.add_argument("--pack", nargs="+", metavar="TAR", help="first store the device's trace archives as raw/traces12.npz")
     a = ap.parse_args(argv)
+    if a.pack:
+        pack(a.pack)
     if a.settle:
         meta = launches()
         for key, (smid, start, end) in load12().items():
