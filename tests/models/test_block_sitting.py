@@ -93,3 +93,21 @@ def test_the_simulation_on_the_synthetic_blocks():
         assert 0.7 < r["model_alone_step"] / alone[(r["mode"], r["nx"], r["ny"])] < 1.0, r
     stored = _csv("model11.csv")
     assert [{k: str(v) for k, v in r.items()} for r in rows] == stored
+
+
+def test_one_blocks_mma_phase_grows_at_the_machines_mma_sync_rate():
+    # one block alone, no X phase, 48 / 96 / 192 HMMA per warp (2 warps per SMSP): the MMA phase's time per extra
+    # HMMA per SMSP is the machine file's mma.sync rate (round 4b, 6.07 cycles) within 3 %; the rest is a fixed
+    # ~234 cycles per phase (barrier, loop, the last MMAs' latency) -- not a slower pipe
+    from gemmsim.machine import load_machine
+
+    m = load_machine("h200")
+    per_hmma = m.limits.sub_partitions / m.mma_sync_fraction  # cycles per HMMA per SMSP
+    y = {int(r["ny"]): float(r["y_clk"]) for r in _csv("sit11.csv")
+         if (r["mode"], r["nx"], r["blocks_per_sm"], r["rep"]) == ("1", "0", "1", "0")}
+    assert sorted(y) == [48, 96, 192]
+    ny = sorted(y)
+    slope = statistics.linear_regression([2 * n for n in ny], [y[n] for n in ny]).slope  # 2 warps per SMSP
+    assert slope == pytest.approx(per_hmma, rel=0.03)
+    intercept = y[48] - slope * 96
+    assert 200 < intercept < 260
