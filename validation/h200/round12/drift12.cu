@@ -3,6 +3,8 @@
 // (tb = 2: the operand with a new line every k step L2-resident, so nothing ties blocks together) and, optionally, A's
 // too (ta = 2); dynamic shared memory (unused) caps the resident blocks per SM at 1 ... 8.
 //
+// Round 12b: tb = 3 is tb = 2 with B read past L1 (ld.global.cg), tb = 4 the original B (not wrapped) read past L1.
+//
 // Usage: ./drift12 N order ta tb bps carve
 //   bps: blocks per SM wanted (1..8; 8 = no dynamic shared memory); carve: the shared-memory carve-out in percent
 //   (cudaFuncAttributePreferredSharedMemoryCarveout; -1 leaves the driver's choice).
@@ -27,7 +29,8 @@ naive16w(const float* A, const float* B, float* C, int N, int order, ClkRec* rec
   float acc = 0.f;
   for (int k = 0; k < N; ++k) {
     const float a = A[(size_t)(TA == 2 ? row & 63 : row) * N + k];
-    const float b = B[(size_t)(TB == 2 ? k & 63 : k) * N + col];
+    const size_t bi = (size_t)(TB == 2 || TB == 3 ? k & 63 : k) * N + col;
+    const float b = TB >= 3 ? __ldcg(B + bi) : B[bi];  // 12b: tb 3 / 4 read B past L1 (ld.global.cg)
     acc += a * b;
   }
   C[(size_t)row * N + col] = acc;
@@ -50,7 +53,9 @@ int main(int argc, char** argv) {
   if (ta == 0 && tb == 2) k = naive16w<0, 2>;
   else if (ta == 2 && tb == 2) k = naive16w<2, 2>;
   else if (ta == 0 && tb == 0) k = naive16w<0, 0>;
-  if (!k || bps < 1 || bps > 8) { std::fprintf(stderr, "ta tb: 0 0, 0 2 or 2 2; bps 1..8\n"); return 1; }
+  else if (ta == 0 && tb == 3) k = naive16w<0, 3>;
+  else if (ta == 0 && tb == 4) k = naive16w<0, 4>;
+  if (!k || bps < 1 || bps > 8) { std::fprintf(stderr, "ta tb: 0 0, 0 2, 2 2, 0 3 or 0 4; bps 1..8\n"); return 1; }
   if (carve >= 0) CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
   int smem = 0, got = 0;
   if (bps < 8) {  // the most dynamic shared memory that still fits bps blocks (the API decides), 1 KiB steps
@@ -91,7 +96,7 @@ int main(int argc, char** argv) {
     double ref = 0, mag = 0;
     for (int kk = 0; kk < N; ++kk) {
       double a = hA[(size_t)(ta == 2 ? i & 63 : i) * N + kk];
-      double bb = hB[(size_t)(tb == 2 ? kk & 63 : kk) * N + j];
+      double bb = hB[(size_t)(tb == 2 || tb == 3 ? kk & 63 : kk) * N + j];
       ref += a * bb; mag += std::fabs(a * bb);
     }
     double err = std::fabs(hC[(size_t)i * N + j] - ref) / mag;

@@ -11,6 +11,17 @@ cd "$(dirname "$0")"
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift12 drift12.cu
 cuobjdump -sass /tmp/drift12 | grep -E "Function|LDG" > "$OUT/sass12.txt" || true
 mkdir -p /tmp/tr12 && rm -f /tmp/tr12/*.csv
+if [ "${PART:-a}" = b ]; then
+  # round 12b: is the tie of one block column's blocks at 2-4 per SM (B L2-resident) their sharing of B's lines in
+  # L1? tb = 3 reads the wrapped B past L1. And does L2 alone tie the original kernel's blocks? tb = 4.
+  LAUNCHES="$OUT/launches12b.txt"; : > "$LAUNCHES"
+  run() { timeout 120 /tmp/drift12 "$@" > "/tmp/tr12/trace_$1_$2_ta$3_tb$4_bps$5_c$6${7:-}.csv" 2>> "$LAUNCHES" || echo "failed: $*" >> "$LAUNCHES"; }
+  for b in 4 3 2; do run 5632 column 0 3 $b 100; done
+  run 5632 column 0 4 8 100; run 5632 row 0 4 8 100
+  (cd /tmp/tr12 && tar -czf "$OUT/traces12b.tar.gz" trace_*.csv)
+  { date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta12.txt"
+  cat "$LAUNCHES"; ls -la "$OUT"; exit 0
+fi
 LAUNCHES="$OUT/launches12.txt"; : > "$LAUNCHES"
 run() {  # N order ta tb bps carve [tag]
   timeout 120 /tmp/drift12 "$@" > "/tmp/tr12/trace_$1_$2_ta$3_tb$4_bps$5_c$6${7:-}.csv" 2>> "$LAUNCHES" \
