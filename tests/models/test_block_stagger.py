@@ -10,9 +10,11 @@ from reference.rounds import H200, script, table
 from gemmsim.models.gpu_memory import slot_phases
 
 ROUND12 = H200 / "round12"
-#: round 12 launches whose outcome the prediction got wrong: column order with B L2-resident at 2-4 blocks per SM
-#: starts the blocks of one block column together (README: the same-column blocks of an SM still share B's lines)
-KNOWN_FAILS_12 = {("column", 2), ("column", 3), ("column", 4)}
+#: (order, tb, blocks per SM) of the launches whose outcome the predictions got wrong: column order with B
+#: L2-resident at 2-4 per SM starts one block column's blocks together (round 12); read past L1 (12b, tb = 3) they
+#: no longer start together at 2-3 per SM but are not evenly spaced either, and at 4 per SM they still do
+KNOWN_FAILS_12 = {("column", "2", 2), ("column", "2", 3), ("column", "2", 4),
+                  ("column", "3", 2), ("column", "3", 3), ("column", "3", 4)}
 
 
 def _rows():
@@ -25,7 +27,7 @@ def _key(r):
 
 def test_the_stored_table_is_what_the_processing_gives():
     stored, computed = _rows(), script(ROUND12, "process12").rows()
-    assert len(stored) == len(computed) == 17  # 12 launches of round 12, 5 of round 7d
+    assert len(stored) == len(computed) == 22  # 12 launches of round 12, 5 of 12b, 5 of round 7d
     by_key = {}
     for c in computed:
         by_key.setdefault(_key({k: str(v) for k, v in c.items()}), []).append(c)
@@ -45,14 +47,19 @@ def test_the_stored_table_is_what_the_processing_gives():
 
 
 def test_the_prediction_held_where_nothing_ties_the_blocks_and_failed_where_one_block_column_shares_an_sm():
-    fails = {(r["order"], int(r["bps"])) for r in _rows() if r["prediction"] == "fails"}
+    fails = {(r["order"], r["tb"], int(r["bps"])) for r in _rows() if r["prediction"] == "fails"}
     holds = {(r["order"], int(r["bps"]), r["ta"], r["tb"]) for r in _rows() if r["prediction"] == "holds"}
     assert fails == KNOWN_FAILS_12
     assert holds == {("column", 8, "0", "0"), ("column", 6, "0", "2"), ("column", 8, "0", "2"), ("column", 8, "2", "2"),
-                     ("row", 4, "0", "2")}
+                     ("row", 4, "0", "2"), ("column", 8, "0", "4"), ("row", 8, "0", "4")}
     for r in _rows():
-        if r["prediction"] == "fails":  # batched, and the batches are blocks of one block column
-            assert float(r["batched"]) > 0.45 and float(r["batched_same_column"]) > 0.97
+        if r["prediction"] == "fails" and (r["tb"] == "2" or r["bps"] == "4"):
+            # batched, and the batches are blocks of one block column
+            assert float(r["batched"]) > 0.45 and float(r["batched_same_column"]) > 0.8
+        elif r["prediction"] == "fails":  # 12b at 2-3 per SM: no batches left, but not 1/bps apart
+            assert float(r["batched"]) < 0.02 and abs(float(r["gap_times_bps"]) - 1) > 0.15
+        if r["tb"] == "4":  # B from DRAM, past L1: the L2 alone ties the blocks, in both orders
+            assert float(r["batched"]) > 0.5
 
 
 def test_untied_blocks_of_one_sm_start_as_gemmsims_placement_puts_them():

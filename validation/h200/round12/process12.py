@@ -36,17 +36,20 @@ COLUMNS = ("source", "N", "order", "ta", "tb", "bps", "api_bps", "smem_bytes", "
            "batched_same_column", "prediction")
 
 
-def load12(path: Path = HERE / "raw" / "traces12.npz") -> dict:
-    """{launch key: (smid, start_ns, end_ns)} from the stored round 12 traces."""
-    z = np.load(path)
+def load12(paths=(HERE / "raw" / "traces12.npz", HERE / "raw" / "traces12b.npz")) -> dict:
+    """{launch key: (smid, start_ns, end_ns)} from the stored round 12 (and 12b, where stored) traces."""
     out = {}
-    for key in sorted({k.split("__")[0] for k in z.files}):
-        start = np.cumsum(z[key + "__start_delta_ns"].astype(np.int64))
-        out[key] = (z[key + "__smid"].astype(np.int64), start, start + z[key + "__duration_ns"])
+    for path in paths:
+        if not path.exists():
+            continue
+        z = np.load(path)
+        for key in sorted({k.split("__")[0] for k in z.files}):
+            start = np.cumsum(z[key + "__start_delta_ns"].astype(np.int64))
+            out[key] = (z[key + "__smid"].astype(np.int64), start, start + z[key + "__duration_ns"])
     return out
 
 
-def pack(archives: list[str], path: Path = HERE / "raw" / "traces12.npz") -> None:
+def pack(archives: list[str], path: Path = HERE / "raw" / "traces12.npz") -> None:  # 12b: --pack-to raw/traces12b.npz
     """The device's trace archives (run_round12.sh: traces12_bps.tar.gz, traces12_other.tar.gz; one CSV per launch,
     pid,smid,start_ns,end_ns in pid order) -> ``path``, losslessly: per launch the SM (uint8), each start's difference
     from the previous block's and each duration (int32 ns)."""
@@ -76,10 +79,11 @@ def load7d(path: Path = HERE.parent / "round7" / "raw" / "traces7d.tar.gz") -> d
     return out
 
 
-def launches(path: Path = HERE / "raw" / "launches12.txt") -> dict:
+def launches(paths=(HERE / "raw" / "launches12.txt", HERE / "raw" / "launches12b.txt")) -> dict:
     """{launch key as in traces12.npz: fields} from the program's stderr lines (run in the script's order)."""
     out, seen = {}, {}
-    for line in path.read_text().splitlines():
+    lines = [ln for p in paths if p.exists() for ln in p.read_text().splitlines()]
+    for line in lines:
         if not line.startswith("launch,"):
             continue
         f = line.split(",")
@@ -118,10 +122,10 @@ def prediction(r: dict) -> str:
     15 % of 1 / bps and under 10 % batched; the original kernel at least half batched."""
     if r["source"] != "round12":
         return "-"
-    if r["tb"] == 2 and r["bps"] >= 2:
+    if r["tb"] in (2, 3) and r["bps"] >= 2:
         ok = abs(r["gap_times_bps"] - 1) <= 0.15 and r["batched"] < 0.10
-    elif r["tb"] == 0:
-        ok = r["batched"] >= 0.5
+    elif r["tb"] in (0, 4):  # 12b: tb = 4 in column order, the batches within one block column
+        ok = r["batched"] >= 0.5 and not (r["tb"] == 4 and r["order"] == "column" and r["batched_same_column"] < 0.9)
     else:
         return "-"
     return "holds" if ok else "fails"
@@ -180,10 +184,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default=str(HERE / "stagger12.csv"))
     ap.add_argument("--print", action="store_true", help="write to stdout instead")
     ap.add_argument("--settle", action="store_true", help="print how the stagger develops in each round 12 launch")
-    ap.add_argument("--pack", nargs="+", metavar="TAR", help="first store the device's trace archives as raw/traces12.npz")
+    ap.add_argument("--pack", nargs="+", metavar="TAR", help="first store the device's trace archives as --pack-to")
+    ap.add_argument("--pack-to", default=str(HERE / "raw" / "traces12.npz"), help="default raw/traces12.npz (12b: raw/traces12b.npz)")
     a = ap.parse_args(argv)
     if a.pack:
-        pack(a.pack)
+        pack(a.pack, Path(a.pack_to))
     if a.settle:
         meta = launches()
         for key, (smid, start, end) in load12().items():
