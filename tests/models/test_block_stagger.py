@@ -84,3 +84,19 @@ def test_with_one_block_per_sm_blocks_follow_one_another():
     for r in _rows():
         if r["bps"] == "1":
             assert float(r["gap_median"]) == pytest.approx(1.0, abs=0.03) and float(r["batched"]) == 0.0
+
+
+def test_a_full_sm_serves_its_oldest_blocks_first():
+    # each SM's first 8 blocks start within microseconds; with nothing tying them (B L2-resident) they end in the
+    # order they started, spread over half a block or more, the youngest taking 1.5x-2.8x the oldest's time (round 12
+    # and round 7d) -- oldest-first service, the push that spaces them out. Tied (the original kernel) they end
+    # together; at 4 or fewer per SM, where the SM is not the bottleneck, they end together too
+    full = [r for r in _rows() if r["tb"] == "2" and r["bps"] == "8"]
+    assert len(full) == 6
+    for r in full:
+        assert float(r["first_wave_rank_corr"]) >= 0.7, r
+        assert float(r["first_wave_end_spread"]) >= 0.5, r
+        assert 1.5 <= float(r["first_wave_youngest"]) / float(r["first_wave_oldest"]) <= 2.8, r
+    for r in _rows():
+        if r["tb"] == "0" or (r["tb"] == "2" and 2 <= int(r["bps"]) <= 4):
+            assert float(r["first_wave_end_spread"]) < 0.05, r

@@ -13,6 +13,8 @@ consecutive block starts on one SM, in median block times:
   late, so consecutive slots of one SM sms / slots = 1 / bps apart);
 * ``batched``: the share of gaps below 0.05 of a block (blocks starting together);
 * ``batched_same_column``: of those, the share whose two blocks are in the same block column (tn; column order);
+* ``first_wave_*``: each SM's first blocks, which start together: how their ends follow their start order
+  (``first_wave``);
 * ``prediction``: README's prediction, written before measuring, for this launch: ``holds`` / ``fails`` / ``-``.
 """
 
@@ -33,7 +35,8 @@ MIDDLE = (0.3, 0.7)
 BATCHED = 0.05
 COLUMNS = ("source", "N", "order", "ta", "tb", "bps", "api_bps", "smem_bytes", "carve", "sm_mhz", "max_rel_err",
            "span_ms", "blocks", "median_block_us", "gap_median", "gap_p10", "gap_p90", "gap_times_bps", "batched",
-           "batched_same_column", "prediction")
+           "batched_same_column", "first_wave_rank_corr", "first_wave_end_spread", "first_wave_oldest",
+           "first_wave_youngest", "prediction")
 
 
 def load12(paths=(HERE / "raw" / "traces12.npz", HERE / "raw" / "traces12b.npz")) -> dict:
@@ -117,6 +120,28 @@ def stagger(smid, start, end, order: str, N: int) -> dict:
                 batched_same_column=(same / batched) if batched and order == "column" else float("nan"))
 
 
+def first_wave(smid, start, end, bps: int) -> dict:
+    """Each SM's first ``bps`` blocks (they start within microseconds of each other), in the order they started:
+    per SM the rank correlation of that order with the order they end in, how far apart they end, and the oldest's
+    and youngest's durations, all in median block times (medians over the SMs). Oldest-first service of an SM shows
+    as ends in start order, spread over a good part of a block."""
+    T = float(np.median(end - start))
+    rho, spread, old, young = [], [], [], []
+    for s in np.unique(smid):
+        idx = np.where(smid == s)[0][:bps]
+        idx = idx[np.argsort(start[idx], kind="stable")]
+        ends = end[idx]
+        if bps > 1:
+            r = np.argsort(np.argsort(ends, kind="stable"))
+            rho.append(float(np.corrcoef(np.arange(bps), r)[0, 1]))
+        spread.append((ends.max() - ends.min()) / T)
+        old.append((end[idx[0]] - start[idx[0]]) / T)
+        young.append((end[idx[-1]] - start[idx[-1]]) / T)
+    return dict(first_wave_rank_corr=float(np.median(rho)) if rho else float("nan"),
+                first_wave_end_spread=float(np.median(spread)), first_wave_oldest=float(np.median(old)),
+                first_wave_youngest=float(np.median(young)))
+
+
 def prediction(r: dict) -> str:
     """README's prediction for a round 12 launch: with B L2-resident and 2-8 blocks per SM, the median gap within
     15 % of 1 / bps and under 10 % batched; the original kernel at least half batched."""
@@ -140,7 +165,7 @@ def rows() -> list[dict]:
         r = dict(source="round12", N=m["N"], order=m["order"], ta=m["ta"], tb=m["tb"], bps=bps,
                  api_bps=int(m["api_bps"]), smem_bytes=int(m["smem"]), carve=int(m["carve"]), sm_mhz=float(m["sm_mhz"]),
                  max_rel_err=float(m["max_rel_err"]), span_ms=float(m["span_ms"]), blocks=len(start),
-                 **stagger(smid, start, end, m["order"], m["N"]))
+                 **stagger(smid, start, end, m["order"], m["N"]), **first_wave(smid, start, end, bps))
         r["gap_times_bps"] = r["gap_median"] * bps
         r["prediction"] = prediction(r)
         out.append(r)
@@ -149,7 +174,7 @@ def rows() -> list[dict]:
         ta, tb = (int(x) for x in re.search(r"ta(\d)_tb(\d)", key).groups())
         r = dict(source="round7d", N=N, order=order, ta=ta, tb=tb, bps=8, api_bps=8, smem_bytes=0, carve=-1,
                  sm_mhz=float("nan"), max_rel_err=float("nan"), span_ms=(end.max() - start.min()) / 1e6,
-                 blocks=len(start), **stagger(smid, start, end, order, N))
+                 blocks=len(start), **stagger(smid, start, end, order, N), **first_wave(smid, start, end, 8))
         r["gap_times_bps"] = r["gap_median"] * 8
         r["prediction"] = "-"
         out.append(r)
