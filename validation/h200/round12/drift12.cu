@@ -5,7 +5,10 @@
 //
 // Round 12b: tb = 3 is tb = 2 with B read past L1 (ld.global.cg), tb = 4 the original B (not wrapped) read past L1.
 //
-// Usage: ./drift12 N order ta tb bps carve
+// Round 12c: a 7th argument ex = 16 or 32 adds that many FMAs per k step (original A and B): the same memory
+// accesses with more work for the SM.
+//
+// Usage: ./drift12 N order ta tb bps carve [ex]
 //   bps: blocks per SM wanted (1..8; 8 = no dynamic shared memory); carve: the shared-memory carve-out in percent
 //   (cudaFuncAttributePreferredSharedMemoryCarveout; -1 leaves the driver's choice).
 //   stdout: pid,smid,start_ns,end_ns per block (times from the first block start);
@@ -18,7 +21,7 @@
 #include <vector>
 #include "../round3/clk.h"
 
-template <int TA, int TB>
+template <int TA, int TB, int EX = 0>
 __global__ void __launch_bounds__(256)
 naive16w(const float* A, const float* B, float* C, int N, int order, ClkRec* rec, unsigned long long* trace) {
   unsigned long long g0 = globaltimer_ns(), c0 = clock64();
@@ -27,11 +30,22 @@ naive16w(const float* A, const float* B, float* C, int N, int order, ClkRec* rec
   if (order == 0) { tm = blockIdx.x / T; tn = blockIdx.x % T; } else { tn = blockIdx.x / T; tm = blockIdx.x % T; }
   const int row = tm * 16 + threadIdx.y, col = tn * 16 + threadIdx.x;
   float acc = 0.f;
+  float x[8];  // 12c: EX extra FMAs per k step on 8 bounded chains (x <- 0.999 x + b), kept by C's tiny share
+#pragma unroll
+  for (int j = 0; j < 8; ++j) x[j] = 0.1f * j;
   for (int k = 0; k < N; ++k) {
     const float a = A[(size_t)(TA == 2 ? row & 63 : row) * N + k];
     const size_t bi = (size_t)(TB == 2 || TB == 3 ? k & 63 : k) * N + col;
     const float b = TB >= 3 ? __ldcg(B + bi) : B[bi];  // 12b: tb 3 / 4 read B past L1 (ld.global.cg)
     acc += a * b;
+#pragma unroll
+    for (int j = 0; j < EX; ++j) x[j & 7] = fmaf(x[j & 7], 0.999f, b);
+  }
+  if (EX) {
+    float xs = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) xs += x[j];
+    acc += 1e-30f * xs;  // |xs| <= 8000: changes C by < 1e-26, below the check's tolerance
   }
   C[(size_t)row * N + col] = acc;
   if (threadIdx.x == 0 && threadIdx.y == 0) {
@@ -55,6 +69,10 @@ int main(int argc, char** argv) {
   else if (ta == 0 && tb == 0) k = naive16w<0, 0>;
   else if (ta == 0 && tb == 3) k = naive16w<0, 3>;
   else if (ta == 0 && tb == 4) k = naive16w<0, 4>;
+  const int ex = argc > 7 ? std::atoi(argv[7]) : 0;  // 12c: extra FMAs per k step (original B and A only)
+  if (ex && !(ta == 0 && tb == 0 && (ex == 16 || ex == 32))) { std::fprintf(stderr, "ex: 16 or 32, with ta tb 0 0\n"); return 1; }
+  if (ex == 16) k = naive16w<0, 0, 16>;
+  if (ex == 32) k = naive16w<0, 0, 32>;
   if (!k || bps < 1 || bps > 8) { std::fprintf(stderr, "ta tb: 0 0, 0 2, 2 2, 0 3 or 0 4; bps 1..8\n"); return 1; }
   if (carve >= 0) CHECK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
   int smem = 0, got = 0;
@@ -105,8 +123,9 @@ int main(int argc, char** argv) {
   }
   unsigned long long t0 = ~0ull, t1 = 0;
   for (int q = 0; q < nb; ++q) { t0 = std::min(t0, h[4 * q]); t1 = std::max(t1, h[4 * q + 1]); }
-  std::fprintf(stderr, "launch,%d,%s,%d,%d,bps=%d,carve=%d,api_bps=%d,smem=%d,sm_mhz=%.0f,max_rel_err=%.3e,span_ms=%.3f\n",
-               N, argv[2], ta, tb, bps, carve, got, smem, mhz, maxerr, (t1 - t0) / 1e6);
+  std::fprintf(stderr, "launch,%d,%s,%d,%d,bps=%d,carve=%d,api_bps=%d,smem=%d,sm_mhz=%.0f,max_rel_err=%.3e,span_ms=%.3f%s\n",
+               N, argv[2], ta, tb, bps, carve, got, smem, mhz, maxerr, (t1 - t0) / 1e6,
+               ex ? (ex == 16 ? ",ex=16" : ",ex=32") : "");
   std::printf("pid,smid,start_ns,end_ns\n");
   for (int q = 0; q < nb; ++q) std::printf("%d,%llu,%llu,%llu\n", q, h[4 * q + 2], h[4 * q] - t0, h[4 * q + 1] - t0);
   return 0;

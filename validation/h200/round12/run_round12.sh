@@ -11,6 +11,18 @@ cd "$(dirname "$0")"
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift12 drift12.cu
 cuobjdump -sass /tmp/drift12 | grep -E "Function|LDG" > "$OUT/sass12.txt" || true
 mkdir -p /tmp/tr12 && rm -f /tmp/tr12/*.csv
+if [ "${PART:-a}" = c ]; then
+  # round 12c: does more work for the SM (extra FMAs per k step, the memory accesses unchanged) make the naive
+  # kernel's block columns drift sooner? Column order at 5632, 8 per SM, ex = 0 (control), 16, 32, two launches each;
+  # row order at ex = 32.
+  LAUNCHES="$OUT/launches12c.txt"; : > "$LAUNCHES"
+  runc() { timeout 120 /tmp/drift12 5632 "$1" 0 0 8 -1 "$2" > "/tmp/tr12/trace_5632_$1_ta0_tb0_bps8_ex$2$3.csv" 2>> "$LAUNCHES" || echo "failed: $*" >> "$LAUNCHES"; }
+  for ex in 0 16 32; do runc column $ex; runc column $ex _2; done
+  runc row 32
+  (cd /tmp/tr12 && tar -czf "$OUT/traces12c.tar.gz" trace_*.csv)
+  { date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta12.txt"
+  cat "$LAUNCHES"; ls -la "$OUT"; exit 0
+fi
 if [ "${PART:-a}" = b ]; then
   # round 12b: is the tie of one block column's blocks at 2-4 per SM (B L2-resident) their sharing of B's lines in
   # L1? tb = 3 reads the wrapped B past L1. And does L2 alone tie the original kernel's blocks? tb = 4.
