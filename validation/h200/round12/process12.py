@@ -15,6 +15,8 @@ consecutive block starts on one SM, in median block times:
 * ``batched_same_column``: of those, the share whose two blocks are in the same block column (tn; column order);
 * ``first_wave_*``: each SM's first blocks, which start together: how their ends follow their start order
   (``first_wave``);
+* ``ex``: 12c's extra FMAs per k step; ``partner_offset_tenth*``: partners' start offsets in the first, second and
+  last tenth of the launch (``partners``);
 * ``prediction``: README's prediction, written before measuring, for this launch: ``holds`` / ``fails`` / ``-``.
 """
 
@@ -36,10 +38,11 @@ BATCHED = 0.05
 COLUMNS = ("source", "N", "order", "ta", "tb", "bps", "api_bps", "smem_bytes", "carve", "sm_mhz", "max_rel_err",
            "span_ms", "blocks", "median_block_us", "gap_median", "gap_p10", "gap_p90", "gap_times_bps", "batched",
            "batched_same_column", "first_wave_rank_corr", "first_wave_end_spread", "first_wave_oldest",
-           "first_wave_youngest", "prediction")
+           "first_wave_youngest", "ex", "partner_offset_tenth1", "partner_offset_tenth2", "partner_offset_tenth10",
+           "prediction")
 
 
-def load12(paths=(HERE / "raw" / "traces12.npz", HERE / "raw" / "traces12b.npz")) -> dict:
+def load12(paths=(HERE / "raw" / "traces12.npz", HERE / "raw" / "traces12b.npz", HERE / "raw" / "traces12c.npz")) -> dict:
     """{launch key: (smid, start_ns, end_ns)} from the stored round 12 (and 12b, where stored) traces."""
     out = {}
     for path in paths:
@@ -82,7 +85,8 @@ def load7d(path: Path = HERE.parent / "round7" / "raw" / "traces7d.tar.gz") -> d
     return out
 
 
-def launches(paths=(HERE / "raw" / "launches12.txt", HERE / "raw" / "launches12b.txt")) -> dict:
+def launches(paths=(HERE / "raw" / "launches12.txt", HERE / "raw" / "launches12b.txt",
+                   HERE / "raw" / "launches12c.txt")) -> dict:
     """{launch key as in traces12.npz: fields} from the program's stderr lines (run in the script's order)."""
     out, seen = {}, {}
     lines = [ln for p in paths if p.exists() for ln in p.read_text().splitlines()]
@@ -92,6 +96,8 @@ def launches(paths=(HERE / "raw" / "launches12.txt", HERE / "raw" / "launches12b
         f = line.split(",")
         kv = dict(x.split("=") for x in f[5:])
         key = f"{f[1]}_{f[2]}_ta{f[3]}_tb{f[4]}_bps{kv['bps']}_c{kv['carve']}"
+        if kv["carve"] == "-1":  # 12c: the driver's carve-out, named by its extra FMAs
+            key = f"{f[1]}_{f[2]}_ta{f[3]}_tb{f[4]}_bps{kv['bps']}_ex{kv.get('ex', '0')}"
         seen[key] = seen.get(key, 0) + 1
         out[key + ("" if seen[key] == 1 else f"_{seen[key]}")] = dict(N=int(f[1]), order=f[2], ta=int(f[3]),
                                                                        tb=int(f[4]), **kv)
@@ -118,6 +124,24 @@ def stagger(smid, start, end, order: str, N: int) -> dict:
     p10, med, p90 = np.quantile(g, (0.1, 0.5, 0.9))
     return dict(median_block_us=T / 1e3, gap_median=med, gap_p10=p10, gap_p90=p90, batched=float(np.mean(g < BATCHED)),
                 batched_same_column=(same / batched) if batched and order == "column" else float("nan"))
+
+
+def partners(start, end, N: int, tenths=(0, 1, 9)) -> dict:
+    """Partner offsets through the launch: block tm of block column (row order: block row) c against block tm of c + 1
+    (pids c T + tm and (c + 1) T + tm, T = N / 16), where they start less than half a block apart; the median start
+    offset, in median block times, among the pairs whose later block is in the given tenths of the launch (in launch
+    order). Round 7's ``partner_start_offset`` over the whole launch, by tenth."""
+    T = N // 16
+    bt = float(np.median(end - start))
+    t = (start / bt).reshape(T, T)
+    off = np.abs(t[1:] - t[:-1])
+    later = np.arange(1, T)[:, None] * T + np.arange(T)[None, :]
+    near = off < 0.5
+    out = {}
+    for k in tenths:
+        m = near & (later >= k * T * T / 10) & (later < (k + 1) * T * T / 10)
+        out[f"partner_offset_tenth{k + 1}"] = float(np.median(off[m])) if m.any() else float("nan")
+    return out
 
 
 def first_wave(smid, start, end, bps: int) -> dict:
@@ -147,6 +171,11 @@ def prediction(r: dict) -> str:
     15 % of 1 / bps and under 10 % batched; the original kernel at least half batched."""
     if r["source"] != "round12":
         return "-"
+    if r["carve"] == -1:  # 12c: with the SM full (ex = 32) column order's partners apart in the first tenth
+        if r["order"] == "column" and r["ex"] in (0, 32):
+            ok = r["partner_offset_tenth1"] >= 0.2 if r["ex"] == 32 else r["partner_offset_tenth1"] < 0.1
+            return "holds" if ok else "fails"
+        return "-"
     if r["tb"] in (2, 3) and r["bps"] >= 2:
         ok = abs(r["gap_times_bps"] - 1) <= 0.15 and r["batched"] < 0.10
     elif r["tb"] in (0, 4):  # 12b: tb = 4 in column order, the batches within one block column
@@ -165,7 +194,8 @@ def rows() -> list[dict]:
         r = dict(source="round12", N=m["N"], order=m["order"], ta=m["ta"], tb=m["tb"], bps=bps,
                  api_bps=int(m["api_bps"]), smem_bytes=int(m["smem"]), carve=int(m["carve"]), sm_mhz=float(m["sm_mhz"]),
                  max_rel_err=float(m["max_rel_err"]), span_ms=float(m["span_ms"]), blocks=len(start),
-                 **stagger(smid, start, end, m["order"], m["N"]), **first_wave(smid, start, end, bps))
+                 **stagger(smid, start, end, m["order"], m["N"]), **first_wave(smid, start, end, bps),
+                 ex=int(m.get("ex", 0)), **partners(start, end, m["N"]))
         r["gap_times_bps"] = r["gap_median"] * bps
         r["prediction"] = prediction(r)
         out.append(r)
@@ -174,7 +204,8 @@ def rows() -> list[dict]:
         ta, tb = (int(x) for x in re.search(r"ta(\d)_tb(\d)", key).groups())
         r = dict(source="round7d", N=N, order=order, ta=ta, tb=tb, bps=8, api_bps=8, smem_bytes=0, carve=-1,
                  sm_mhz=float("nan"), max_rel_err=float("nan"), span_ms=(end.max() - start.min()) / 1e6,
-                 blocks=len(start), **stagger(smid, start, end, order, N), **first_wave(smid, start, end, 8))
+                 blocks=len(start), **stagger(smid, start, end, order, N), **first_wave(smid, start, end, 8), ex=0,
+                 **partners(start, end, N))
         r["gap_times_bps"] = r["gap_median"] * 8
         r["prediction"] = "-"
         out.append(r)

@@ -16,7 +16,7 @@ if [ "${PART:-a}" = c ]; then
   # kernel's block columns drift sooner? Column order at 5632, 8 per SM, ex = 0 (control), 16, 32, two launches each;
   # row order at ex = 32.
   LAUNCHES="$OUT/launches12c.txt"; : > "$LAUNCHES"
-  runc() { timeout 120 /tmp/drift12 5632 "$1" 0 0 8 -1 "$2" > "/tmp/tr12/trace_5632_$1_ta0_tb0_bps8_ex$2$3.csv" 2>> "$LAUNCHES" || echo "failed: $*" >> "$LAUNCHES"; }
+  runc() { timeout 120 /tmp/drift12 5632 "$1" 0 0 8 -1 "$2" > "/tmp/tr12/trace_5632_$1_ta0_tb0_bps8_ex$2${3:-}.csv" 2>> "$LAUNCHES" || echo "failed: $*" >> "$LAUNCHES"; }
   for ex in 0 16 32; do runc column $ex; runc column $ex _2; done
   runc row 32
   (cd /tmp/tr12 && tar -czf "$OUT/traces12c.tar.gz" trace_*.csv)
