@@ -14,20 +14,15 @@
 //   stdout: pid,smid,start_ns,end_ns per block (times from the first block start);
 //   stderr: one line with the launch's SM clock (../round3/clk.h), the blocks per SM the occupancy API gives, the
 //   dynamic shared memory, and the check of 64 elements of C against float64.
-#include <algorithm>
-#include <cmath>
-#include <random>
 #include <string>
-#include <vector>
-#include "../round3/clk.h"
+#include "../round7/naive_host.h"
 
 template <int TA, int TB, int EX = 0>
 __global__ void __launch_bounds__(256)
 naive16w(const float* A, const float* B, float* C, int N, int order, ClkRec* rec, unsigned long long* trace) {
   unsigned long long g0 = globaltimer_ns(), c0 = clock64();
-  const int T = N / 16;
   int tm, tn;
-  if (order == 0) { tm = blockIdx.x / T; tn = blockIdx.x % T; } else { tn = blockIdx.x / T; tm = blockIdx.x % T; }
+  naive_tile(N, order, tm, tn);
   const int row = tm * 16 + threadIdx.y, col = tn * 16 + threadIdx.x;
   float acc = 0.f;
   float x[8];  // 12c: EX extra FMAs per k step on 8 bounded chains (x <- 0.999 x + b), kept by C's tiny share
@@ -48,12 +43,7 @@ naive16w(const float* A, const float* B, float* C, int N, int order, ClkRec* rec
     acc += 1e-30f * xs;  // |xs| <= 8000: changes C by < 1e-26, below the check's tolerance
   }
   C[(size_t)row * N + col] = acc;
-  if (threadIdx.x == 0 && threadIdx.y == 0) {
-    clk_store(rec, blockIdx.x, g0, c0);
-    unsigned long long g1 = globaltimer_ns();
-    unsigned long long* t = trace + 4 * (size_t)blockIdx.x;
-    t[0] = g0; t[1] = g1; t[2] = smid(); t[3] = c0;
-  }
+  naive_record(rec, trace, g0, c0);
 }
 
 typedef void (*Kern)(const float*, const float*, float*, int, int, ClkRec*, unsigned long long*);
@@ -84,49 +74,20 @@ int main(int argc, char** argv) {
     }
   }
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, k, 256, smem));
-  const size_t n = (size_t)N * N;
-  std::vector<float> hA(n), hB(n);
-  std::mt19937 rng(1234 + N);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : hA) x = u(rng);
-  for (auto& x : hB) x = u(rng);
-  float *A, *B, *C;
-  CHECK(cudaMalloc(&A, n * 4)); CHECK(cudaMalloc(&B, n * 4)); CHECK(cudaMalloc(&C, n * 4));
-  CHECK(cudaMemcpy(A, hA.data(), n * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(B, hB.data(), n * 4, cudaMemcpyHostToDevice));
-  const int nb = (N / 16) * (N / 16);
-  unsigned long long* tr; CHECK(cudaMalloc(&tr, (size_t)nb * 32));
-  ClkRec* rec = clk_alloc();
-  dim3 g(nb), b(16, 16);
-  k<<<g, b, smem>>>(A, B, C, N, order, nullptr, tr);  // warm-up
+  NaiveRun r = naive_setup(N);
+  dim3 g(r.nb), b(16, 16);
+  k<<<g, b, smem>>>(r.A, r.B, r.C, N, order, nullptr, r.tr);  // warm-up
   CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
-  CHECK(cudaMemset(C, 0xFF, n * 4));
-  k<<<g, b, smem>>>(A, B, C, N, order, rec, tr);
+  CHECK(cudaMemset(r.C, 0xFF, r.n * 4));
+  k<<<g, b, smem>>>(r.A, r.B, r.C, N, order, r.rec, r.tr);
   CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
-  const double mhz = clk_mhz(rec, nb);
-  std::vector<unsigned long long> h((size_t)nb * 4);
-  CHECK(cudaMemcpy(h.data(), tr, (size_t)nb * 32, cudaMemcpyDeviceToHost));
-  std::vector<float> hC(n);
-  CHECK(cudaMemcpy(hC.data(), C, n * 4, cudaMemcpyDeviceToHost));
-  double maxerr = 0;
-  for (int s = 0; s < 64; ++s) {  // C(i, j) against float64 with the wrapped indices
-    int i = rng() % N, j = rng() % N;
-    double ref = 0, mag = 0;
-    for (int kk = 0; kk < N; ++kk) {
-      double a = hA[(size_t)(ta == 2 ? i & 63 : i) * N + kk];
-      double bb = hB[(size_t)(tb == 2 || tb == 3 ? kk & 63 : kk) * N + j];
-      ref += a * bb; mag += std::fabs(a * bb);
-    }
-    double err = std::fabs(hC[(size_t)i * N + j] - ref) / mag;
-    if (!(err == err)) err = 1e30;
-    maxerr = std::max(maxerr, err);
-  }
-  unsigned long long t0 = ~0ull, t1 = 0;
-  for (int q = 0; q < nb; ++q) { t0 = std::min(t0, h[4 * q]); t1 = std::max(t1, h[4 * q + 1]); }
+  const double mhz = naive_fetch(r);
+  const double maxerr = naive_check(  // C(i, j) against float64 with the wrapped indices
+      r, [&](int i, int kk) { return (size_t)(ta == 2 ? i & 63 : i) * N + kk; },
+      [&](int kk, int j) { return (size_t)(tb == 2 || tb == 3 ? kk & 63 : kk) * N + j; });
   std::fprintf(stderr, "launch,%d,%s,%d,%d,bps=%d,carve=%d,api_bps=%d,smem=%d,sm_mhz=%.0f,max_rel_err=%.3e,span_ms=%.3f%s\n",
-               N, argv[2], ta, tb, bps, carve, got, smem, mhz, maxerr, (t1 - t0) / 1e6,
+               N, argv[2], ta, tb, bps, carve, got, smem, mhz, maxerr, naive_span_ms(r),
                ex ? (ex == 16 ? ",ex=16" : ",ex=32") : "");
-  std::printf("pid,smid,start_ns,end_ns\n");
-  for (int q = 0; q < nb; ++q) std::printf("%d,%llu,%llu,%llu\n", q, h[4 * q + 2], h[4 * q] - t0, h[4 * q + 1] - t0);
+  naive_print_trace(r);
   return 0;
 }

@@ -10,20 +10,15 @@
 //
 // Usage: ./drift7 N order ta tb   -> trace rows pid,smid,start_ns,end_ns on stdout (times from the first block start);
 //                                    on stderr: the launch's SM clock (clk.h) and the check of 64 elements of C.
-#include <algorithm>
-#include <cmath>
-#include <random>
 #include <string>
-#include <vector>
-#include "../round3/clk.h"
+#include "naive_host.h"
 
 template <int TA, int TB>
 __global__ void __launch_bounds__(256)
 naive16t(const float* A, const float* B, float* C, int N, int order, ClkRec* rec, unsigned long long* trace) {
   unsigned long long g0 = globaltimer_ns(), c0 = clock64();
-  const int T = N / 16;
   int tm, tn;
-  if (order == 0) { tm = blockIdx.x / T; tn = blockIdx.x % T; } else { tn = blockIdx.x / T; tm = blockIdx.x % T; }
+  naive_tile(N, order, tm, tn);
   const int row = tm * 16 + threadIdx.y, col = tn * 16 + threadIdx.x;
   float acc = 0.f;
   for (int k = 0; k < N; ++k) {
@@ -32,12 +27,7 @@ naive16t(const float* A, const float* B, float* C, int N, int order, ClkRec* rec
     acc += a * b;
   }
   C[(size_t)row * N + col] = acc;
-  if (threadIdx.x == 0 && threadIdx.y == 0) {
-    clk_store(rec, blockIdx.x, g0, c0);
-    unsigned long long g1 = globaltimer_ns();
-    unsigned long long* t = trace + 4 * (size_t)blockIdx.x;
-    t[0] = g0; t[1] = g1; t[2] = smid(); t[3] = c0;
-  }
+  naive_record(rec, trace, g0, c0);
 }
 
 static void launch(int ta, int tb, const float* A, const float* B, float* C, int N, int order, ClkRec* rec,
@@ -60,47 +50,18 @@ int main(int argc, char** argv) {
   if (ta < 0 || tb < 0 || ta > 2 || tb > 2 || (ta == 2 && tb) || (tb == 2 && ta)) {
     std::fprintf(stderr, "ta tb: 0 or 1 each, or 2 0, or 0 2\n"); return 1;
   }
-  const size_t n = (size_t)N * N;
-  std::vector<float> hA(n), hB(n);
-  std::mt19937 rng(1234 + N);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : hA) x = u(rng);
-  for (auto& x : hB) x = u(rng);
-  float *A, *B, *C;
-  CHECK(cudaMalloc(&A, n * 4)); CHECK(cudaMalloc(&B, n * 4)); CHECK(cudaMalloc(&C, n * 4));
-  CHECK(cudaMemcpy(A, hA.data(), n * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(B, hB.data(), n * 4, cudaMemcpyHostToDevice));
-  const int nb = (N / 16) * (N / 16);
-  unsigned long long* tr; CHECK(cudaMalloc(&tr, (size_t)nb * 32));
-  ClkRec* rec = clk_alloc();
-  launch(ta, tb, A, B, C, N, order, nullptr, tr);  // warm-up
+  NaiveRun r = naive_setup(N);
+  launch(ta, tb, r.A, r.B, r.C, N, order, nullptr, r.tr);  // warm-up
   CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
-  CHECK(cudaMemset(C, 0xFF, n * 4));
-  launch(ta, tb, A, B, C, N, order, rec, tr);
+  CHECK(cudaMemset(r.C, 0xFF, r.n * 4));
+  launch(ta, tb, r.A, r.B, r.C, N, order, r.rec, r.tr);
   CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
-  const double mhz = clk_mhz(rec, nb);
-  std::vector<unsigned long long> h((size_t)nb * 4);
-  CHECK(cudaMemcpy(h.data(), tr, (size_t)nb * 32, cudaMemcpyDeviceToHost));
-  std::vector<float> hC(n);
-  CHECK(cudaMemcpy(hC.data(), C, n * 4, cudaMemcpyDeviceToHost));
-  double maxerr = 0;
-  for (int s = 0; s < 64; ++s) {  // C(i, j) against float64 with the stored layouts
-    int i = rng() % N, j = rng() % N;
-    double ref = 0, mag = 0;
-    for (int k = 0; k < N; ++k) {
-      double a = ta == 1 ? hA[(size_t)k * N + i] : hA[(size_t)(ta == 2 ? i & 63 : i) * N + k];
-      double b = tb == 1 ? hB[(size_t)j * N + k] : hB[(size_t)(tb == 2 ? k & 63 : k) * N + j];
-      ref += a * b; mag += std::fabs(a * b);
-    }
-    double err = std::fabs(hC[(size_t)i * N + j] - ref) / mag;
-    if (!(err == err)) err = 1e30;
-    maxerr = std::max(maxerr, err);
-  }
-  unsigned long long t0 = ~0ull, t1 = 0;
-  for (int b = 0; b < nb; ++b) { t0 = std::min(t0, h[4 * b]); t1 = std::max(t1, h[4 * b + 1]); }
+  const double mhz = naive_fetch(r);
+  const double maxerr = naive_check(  // C(i, j) against float64 with the stored layouts
+      r, [&](int i, int k) { return ta == 1 ? (size_t)k * N + i : (size_t)(ta == 2 ? i & 63 : i) * N + k; },
+      [&](int k, int j) { return tb == 1 ? (size_t)j * N + k : (size_t)(tb == 2 ? k & 63 : k) * N + j; });
   std::fprintf(stderr, "launch,%d,%s,%d,%d,sm_mhz=%.0f,max_rel_err=%.3e,span_ms=%.3f\n", N, argv[2], ta, tb, mhz, maxerr,
-               (t1 - t0) / 1e6);
-  std::printf("pid,smid,start_ns,end_ns\n");  // tile of pid: row order tm = pid / T, column order tn = pid / T
-  for (int b = 0; b < nb; ++b) std::printf("%d,%llu,%llu,%llu\n", b, h[4 * b + 2], h[4 * b] - t0, h[4 * b + 1] - t0);
+               naive_span_ms(r));
+  naive_print_trace(r);
   return 0;
 }
