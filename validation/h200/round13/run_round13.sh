@@ -32,7 +32,7 @@ CM=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.a
 if has mma; then
   stamp "mma (4096 and 8192, every launch profiled)"
   for n in 4096 8192; do
-    timeout 150 $NCU --metrics $CM -k regex:mma_gemm --log-file $R/ncu13_mma_$n.csv ./build/mma_pipe check_time $n,$n,$n > $R/mma13_$n.csv 2> $R/mma13_$n.err
+    timeout 90 $NCU --metrics $CM -k regex:mma_gemm --log-file $R/ncu13_mma_$n.csv ./build/mma_pipe check_time $n,$n,$n > $R/mma13_$n.csv 2> $R/mma13_$n.err
     echo "rc $? $(grep -c mma_gemm $R/ncu13_mma_$n.csv) profiled"; cat $R/mma13_$n.csv | cut -d, -f1,6,13-17
   done
 fi
@@ -44,18 +44,18 @@ if has cublas; then
     grep -q "\"$m\"" $R/ncu_query_metrics.csv && TM=$TM,$m.sum
   done
   echo "tensor metrics: $TM"
-  timeout 330 $NCU --metrics $CM$TM -k regex:"nvjet_sm90_(hsh|tst)" --log-file $R/ncu13_cublas.csv python3 clock13.py sweep $R > $R/cublas13_log.txt 2>&1
+  timeout 240 $NCU --metrics $CM$TM -k regex:"nvjet_sm90_(hsh|tst)" --log-file $R/ncu13_cublas.csv python3 clock13.py sweep $R > $R/cublas13_log.txt 2>&1
   rc=$?
   echo "rc $rc $(grep -c nvjet $R/ncu13_cublas.csv) profiled"; tail -3 $R/cublas13_log.txt
   if (( rc != 0 )) && [ -n "$TM" ]; then
     stamp "retry without tensor metrics"
-    timeout 300 $NCU --metrics $CM -k regex:"nvjet_sm90_(hsh|tst)" --log-file $R/ncu13_cublas.csv python3 clock13.py sweep $R > $R/cublas13_log.txt 2>&1
+    timeout 120 $NCU --metrics $CM -k regex:"nvjet_sm90_(hsh|tst)" --log-file $R/ncu13_cublas.csv python3 clock13.py sweep $R > $R/cublas13_log.txt 2>&1
     echo "rc $? $(grep -c nvjet $R/ncu13_cublas.csv) profiled"
   fi
 fi
 if has probe; then
   stamp probe
-  timeout 200 python3 clock13.py probe $R > $R/probe13_log.txt 2>&1; echo "rc $?"; tail -8 $R/probe13_log.txt
+  timeout 130 python3 clock13.py probe $R > $R/probe13_log.txt 2>&1; echo "rc $?"; tail -8 $R/probe13_log.txt
 fi
 kill $SMI_PID 2>/dev/null
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$R/nvidia_smi_after.csv" 2>&1
