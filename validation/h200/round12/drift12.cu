@@ -6,7 +6,8 @@
 // Round 12b: tb = 3 is tb = 2 with B read past L1 (ld.global.cg), tb = 4 the original B (not wrapped) read past L1.
 //
 // Round 12c: a 7th argument ex = 16 or 32 adds that many FMAs per k step (original A and B): the same memory
-// accesses with more work for the SM.
+// accesses with more work for the SM. Round 14 (../round14) adds ex = 4 and 8 (new instantiations; the others'
+// code is unchanged).
 //
 // Usage: ./drift12 N order ta tb bps carve [ex]
 //   bps: blocks per SM wanted (1..8; 8 = no dynamic shared memory); carve: the shared-memory carve-out in percent
@@ -60,7 +61,10 @@ int main(int argc, char** argv) {
   else if (ta == 0 && tb == 3) k = naive16w<0, 3>;
   else if (ta == 0 && tb == 4) k = naive16w<0, 4>;
   const int ex = argc > 7 ? std::atoi(argv[7]) : 0;  // 12c: extra FMAs per k step (original B and A only)
-  if (ex && !(ta == 0 && tb == 0 && (ex == 16 || ex == 32))) { std::fprintf(stderr, "ex: 16 or 32, with ta tb 0 0\n"); return 1; }
+  if (ex && !(ta == 0 && tb == 0 && (ex == 4 || ex == 8 || ex == 16 || ex == 32))) {
+    std::fprintf(stderr, "ex: 4, 8, 16 or 32, with ta tb 0 0\n"); return 1; }
+  if (ex == 4) k = naive16w<0, 0, 4>;
+  if (ex == 8) k = naive16w<0, 0, 8>;
   if (ex == 16) k = naive16w<0, 0, 16>;
   if (ex == 32) k = naive16w<0, 0, 32>;
   if (!k || bps < 1 || bps > 8) { std::fprintf(stderr, "ta tb: 0 0, 0 2, 2 2, 0 3 or 0 4; bps 1..8\n"); return 1; }
@@ -87,7 +91,7 @@ int main(int argc, char** argv) {
       [&](int kk, int j) { return (size_t)(tb == 2 || tb == 3 ? kk & 63 : kk) * N + j; });
   std::fprintf(stderr, "launch,%d,%s,%d,%d,bps=%d,carve=%d,api_bps=%d,smem=%d,sm_mhz=%.0f,max_rel_err=%.3e,span_ms=%.3f%s\n",
                N, argv[2], ta, tb, bps, carve, got, smem, mhz, maxerr, naive_span_ms(r),
-               ex ? (ex == 16 ? ",ex=16" : ",ex=32") : "");
+               ex ? (",ex=" + std::to_string(ex)).c_str() : "");
   naive_print_trace(r);
   return 0;
 }
