@@ -114,6 +114,18 @@ class GPUDRAM(Strict):
     latency_ns: float = Field(gt=0, description="Load latency of a DRAM access (L2 miss), nanoseconds.")
 
 
+class ColumnDrift(Strict):
+    """How fast the block columns of a lockstep kernel (``spec.lockstep``: blocks tied by a line they all read each k
+    step) drift apart in column order, where each block column keeps a slot group of its own (the resident blocks
+    are a whole number of block columns). Measured from block-start traces; a rate, not a byte count."""
+
+    per_wave: float = Field(gt=0, le=1, description="Start offset gained per wave between neighbouring block "
+                            "columns, in block times, at reference_tiles tiles per block column.")
+    reference_tiles: int = Field(gt=0, description="Tiles per block column (grid rows) per_wave was measured at.")
+    exponent: float = Field(ge=0, le=8, description="The rate scales as (tiles per block column / reference_tiles) "
+                            "** exponent.")
+
+
 class GPUMachine(MachineHeader):
     """A GPU: SMs with per-SM limits, shared memory banks, L1/L2, DRAM and per-dtype throughput."""
 
@@ -180,6 +192,10 @@ class GPUMachine(MachineHeader):
         "by gemmsim.models.sm_pipeline.copy_phase's kinds (alu, wide, s2r, s2ur, ldc, pred, bra, brat, sync, ldgsts): how "
         "long one warp's copy phase takes alone, from the kernel's executed SASS path (kernel parameter copy_trace). "
         "null: the copy phase holds its issue slots only.",
+    )
+    column_drift: ColumnDrift | None = Field(
+        None, description="Drift of a lockstep kernel's block columns in column order (gemmsim.models.gpu_memory."
+        "column_drift_offsets), measured. null: they stay in lockstep.",
     )
     limits: SMLimits = Field(description="Per-SM and per-block resource limits.")
     smem: SharedMemory = Field(description="Shared memory.")

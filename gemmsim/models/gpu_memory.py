@@ -8,7 +8,9 @@ What it models, step by step:
    round after the previous block of that slot issued its last instruction (the waves). Slot s starts its
    first block ``stagger * s / slots`` of a block's length late (``start_stagger``): most kernels' blocks drift
    apart, so after the first waves they are spread over their k-loop (1); the naive kernel's blocks stay in
-   lockstep in row and column order (0), as the H200's block-start traces show.
+   lockstep in row and column order (0), as the H200's block-start traces show -- except that in column order,
+   where a wave holds a whole number of block columns, the columns drift apart at a measured rate
+   (``column_drift_offsets``, ``simulate_memory_drifting``).
 2. **Interleaving.** Round-robin by warp instruction across resident blocks: in each round every resident
    block issues its next warp instruction, in slot order. A block's own instructions come in the order of
    its trace (k-step, instruction, warp; see ``gemmsim.kernels.gpu``). Only global instructions are fed
@@ -93,9 +95,66 @@ def start_stagger(spec: GPUKernelSpec) -> float:
     modelled (NOTES.md); replayed with the measured block starts, the model gives the bytes the H200 read where this
     rule misses (validation/h200/round5/README.md, section 4), and the column order loses lockstep at a wave that
     changes from launch to launch (N = 4224 and 5632-8448, validation/h200/round7): there partners in neighbouring
-    block columns do not catch up with each other, and each block column drifts as one group (``stagger_group``).
+    block columns do not catch up with each other, and each block column drifts as one group (``stagger_group``) --
+    at the rate ``column_drift_offsets`` gives where each column keeps a slot group of its own (round 14).
     """
     return 0.0 if getattr(spec, "lockstep", False) else DEFAULT_STAGGER
+
+
+def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int) -> np.ndarray | None:
+    """How far apart neighbouring block columns of a lockstep kernel start, wave by wave (block times), or None where
+    they hold lockstep.
+
+    Blocks that read the same new line every k step hold together (the trailing one finds the line in L2), so in
+    column order each block column runs as one group (validation/h200/round7, 7c-7d). Where the resident blocks are a
+    whole number C >= 2 of block columns, each column keeps a slot group of its own from wave to wave, and the
+    groups drift apart at the rate the machine's ``column_drift`` gives -- ``per_wave (T / reference_tiles) **
+    exponent`` a wave, T tiles per block column, measured from the H200's block-start traces (round 14) -- until
+    they are evenly spaced (1 / C). Elsewhere (row order, a fractional C) partners stay in step, as the traces show.
+    What sets the rate is the SM's load (round 14: two to five times faster with 4-8 extra FMAs per k step) and the
+    size; the field holds the naive kernel's own, so it is applied only to lockstep kernels.
+    """
+    drift = getattr(machine, "column_drift", None)
+    if drift is None or not getattr(spec, "lockstep", False) or getattr(spec, "raster", "row") != "column":
+        return None
+    tiles_m = -(-layout.M // spec.BM)
+    n_total = tiles_m * -(-layout.N // spec.BN)
+    slots = machine.sms * blocks_per_sm
+    if slots % tiles_m or slots // tiles_m < 2 or n_total <= slots:
+        return None
+    rate = drift.per_wave * (tiles_m / drift.reference_tiles) ** drift.exponent
+    waves = -(-n_total // slots)
+    return np.minimum(tiles_m / slots, rate * (np.arange(waves) + 0.5))
+
+
+def simulate_memory_drifting(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int,
+                             l1_bytes: int | None = None, max_blocks: int | None = None, bins: int = 8) -> MemoryResult:
+    """``simulate_memory`` for a launch whose block columns drift apart (``column_drift_offsets``): the launch's waves
+    in ``bins`` equal parts, each simulated with the block columns as far apart as at its middle wave
+    (``stagger_group`` = tiles per column), the counters averaged over the parts (runs at one offset shared); a
+    launch that holds lockstep is one ``simulate_memory`` run. Adds ``column_drift_offset_end`` (the last wave's
+    offset, block times) and ``column_drift_runs``."""
+    off = column_drift_offsets(machine, spec, layout, blocks_per_sm)
+    if off is None:
+        return simulate_memory(machine, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks)
+    tiles_m = -(-layout.M // spec.BM)
+    groups = machine.sms * blocks_per_sm // tiles_m
+    mids = (np.arange(bins) + 0.5) * len(off) / bins
+    deltas = np.round(np.interp(mids, np.arange(len(off)) + 0.5, off), 4)
+    runs = {d: simulate_memory(machine, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks,
+                               stagger=float(d) * groups, stagger_group=tiles_m).counters for d in np.unique(deltas)}
+    parts = [runs[d] for d in deltas]
+    c = dict(parts[0])
+    for k, v in c.items():
+        if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+            c[k] = float(np.mean([p[k] for p in parts]))
+    for k in ("blocks", "blocks_simulated", "blocks_prefix_for_rate", "blocks_per_sm", "waves", "l1_bytes", "l2_partitions"):
+        c[k] = parts[0][k]
+    c["sampled"] = any(p["sampled"] for p in parts)
+    c["dram_bytes"] = c["dram_bytes_read"] + c["dram_bytes_written"]
+    c["column_drift_offset_end"] = float(off[-1])
+    c["column_drift_runs"] = len(runs)
+    return MemoryResult(c)
 
 
 #: Cache accesses (one per line per instruction) a simulation may make before it samples: above this,

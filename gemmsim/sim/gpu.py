@@ -39,7 +39,7 @@ from gemmsim.kernels.hopper import HopperSpec
 from gemmsim.machine.gpu import GPUMachine
 from gemmsim.models.banks import ideal_wavefronts, smem_fewest_wavefronts_batch, smem_wavefronts_batch
 from gemmsim.models.coalesce import coalescing
-from gemmsim.models.gpu_memory import simulate_memory
+from gemmsim.models.gpu_memory import simulate_memory, simulate_memory_drifting
 from gemmsim.models import sm_pipeline as sp
 from gemmsim.sim.reference_tc import reference_columns
 from gemmsim.models.occupancy import occupancy, resident
@@ -484,7 +484,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     layout = Layout.build(M, N, K, case.dtype, contract)
     spec = gpu_contract(spec, layout, contract.beta, contract.epilogue)  # beta != 0 reads C; fused bias epilogue
     l1_bytes = m.l1_size(l1_carveout(m, occ))
-    mem = simulate_memory(m, spec, layout, occ.blocks_per_sm, l1_bytes, max_blocks=params.max_blocks).counters
+    mem = simulate_memory_drifting(m, spec, layout, occ.blocks_per_sm, l1_bytes, max_blocks=params.max_blocks).counters
 
     tiles_m, tiles_n = spec.grid(M, N)
     grid = tiles_m * tiles_n
