@@ -98,7 +98,12 @@ def curves() -> dict:
 
 
 def launch_bytes(N: int, offsets: np.ndarray, curve) -> float:
-    return float(np.mean(np.interp(offsets, GRID[N], curve)))
+    return launch_bytes_grid(GRID[N], offsets, curve)
+
+
+def launch_bytes_grid(grid, offsets: np.ndarray, curve) -> float:
+    """The launch's bytes: each wave's offset through the bytes-against-offset curve (linear between grid points)."""
+    return float(np.mean(np.interp(offsets, grid, curve)))
 
 
 def law_offsets(N: int, r: float) -> np.ndarray:
