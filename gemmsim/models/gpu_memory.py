@@ -9,7 +9,7 @@ What it models, step by step:
    first block ``stagger * s / slots`` of a block's length late (``start_stagger``): most kernels' blocks drift
    apart, so after the first waves they are spread over their k-loop (1); the naive kernel's blocks stay in
    lockstep in row and column order (0), as the H200's block-start traces show -- except that in column order,
-   where a wave holds a whole number of block columns, the columns drift apart at a measured rate
+   where a wave holds a whole number of block columns or a little less, the columns drift apart at a measured rate
    (``column_drift_offsets``, ``simulate_memory_drifting``).
 2. **Interleaving.** Round-robin by warp instruction across resident blocks: in each round every resident
    block issues its next warp instruction, in slot order. A block's own instructions come in the order of
@@ -96,9 +96,15 @@ def start_stagger(spec: GPUKernelSpec) -> float:
     rule misses (validation/h200/round5/README.md, section 4), and the column order loses lockstep at a wave that
     changes from launch to launch (N = 4224 and 5632-8448, validation/h200/round7): there partners in neighbouring
     block columns do not catch up with each other, and each block column drifts as one group (``stagger_group``) --
-    at the rate ``column_drift_offsets`` gives where each column keeps a slot group of its own (round 14).
+    at the rate ``column_drift_offsets`` gives (rounds 14-17).
     """
     return 0.0 if getattr(spec, "lockstep", False) else DEFAULT_STAGGER
+
+
+#: A partner offset the tie holds: block columns less than this far apart (block times) are pulled back into step by
+#: the lines they share; further apart they fall back (validation/h200/round7/force7.csv: at N = 5632 a column less
+#: than 0.03 of a block behind catches up, one more than 0.15 behind falls further behind).
+HOLD_OFFSET = 0.03
 
 
 def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int) -> np.ndarray | None:
@@ -106,13 +112,18 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     they hold lockstep.
 
     Blocks that read the same new line every k step hold together (the trailing one finds the line in L2), so in
-    column order each block column runs as one group (validation/h200/round7, 7c-7d). Where the resident blocks are a
-    whole number C >= 2 of block columns, each column keeps a slot group of its own from wave to wave, and the
-    groups drift apart at the rate the machine's ``column_drift`` gives -- ``per_wave (T / reference_tiles) **
-    exponent`` a wave, T tiles per block column, measured from the H200's block-start traces (round 14) -- until
-    they are evenly spaced (1 / C). Elsewhere (row order, a fractional C) partners stay in step, as the traces show.
-    What sets the rate is the SM's load (round 14: two to five times faster with 4-8 extra FMAs per k step) and the
-    size; the field holds the naive kernel's own, so it is applied only to lockstep kernels.
+    column order each block column runs as one group (validation/h200/round7, 7c-7d), and the groups are pushed apart
+    at the rate the machine's ``column_drift`` gives -- ``r = per_wave (T / reference_tiles) ** exponent`` a wave, T
+    tiles per block column, measured from the H200's block-start traces (round 14). Where the resident blocks are a
+    whole number C >= 2 of block columns, each column keeps a slot group of its own and the offsets grow at r until
+    the columns are evenly spaced (1 / C). Where a wave holds d = ceil(C) - C of a column less than a whole number,
+    the slot groups shift by d of a column a wave, which mixes a column's blocks over neighbouring groups and pulls
+    the offset back by d of itself a wave: it settles at r / d. Below ``HOLD_OFFSET`` the shared lines hold the
+    columns in step (lockstep, None); above it they drift as with a whole number (ceil(C) groups). On the H200 this
+    separates all 19 measured sizes (rounds 7, 15-17: drifting 5632-6016 and 8448-9984 from the in-step 4608, 5120,
+    5600, 6144, 6400, 6656, 7168, 8320, 8384); row order (every block of a wave shares B's line) and machines without
+    ``column_drift`` hold lockstep. The rate is the naive kernel's at its own load (round 14: two to five times
+    faster with 4-8 extra FMAs per k step), so it is applied only to lockstep kernels.
     """
     drift = getattr(machine, "column_drift", None)
     if drift is None or not getattr(spec, "lockstep", False) or getattr(spec, "raster", "row") != "column":
@@ -120,11 +131,15 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     tiles_m = -(-layout.M // spec.BM)
     n_total = tiles_m * -(-layout.N // spec.BN)
     slots = machine.sms * blocks_per_sm
-    if slots % tiles_m or slots // tiles_m < 2 or n_total <= slots:
+    groups = -(-slots // tiles_m)
+    if groups < 2 or n_total <= slots:
         return None
     rate = drift.per_wave * (tiles_m / drift.reference_tiles) ** drift.exponent
+    short = groups - slots / tiles_m  # d: how much less than a whole number of columns a wave holds
+    if short > 0 and rate / short < HOLD_OFFSET:
+        return None
     waves = -(-n_total // slots)
-    return np.minimum(tiles_m / slots, rate * (np.arange(waves) + 0.5))
+    return np.minimum(1 / groups, rate * (np.arange(waves) + 0.5))
 
 
 def simulate_memory_drifting(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int,
@@ -138,11 +153,11 @@ def simulate_memory_drifting(machine, spec: GPUKernelSpec, layout: Layout, block
     if off is None:
         return simulate_memory(machine, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks)
     tiles_m = -(-layout.M // spec.BM)
-    groups = machine.sms * blocks_per_sm // tiles_m
+    per_wave = machine.sms * blocks_per_sm / tiles_m  # block columns a wave: phases of neighbours ``delta`` apart
     mids = (np.arange(bins) + 0.5) * len(off) / bins
     deltas = np.round(np.interp(mids, np.arange(len(off)) + 0.5, off), 4)
     runs = {d: simulate_memory(machine, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks,
-                               stagger=float(d) * groups, stagger_group=tiles_m).counters for d in np.unique(deltas)}
+                               stagger=float(d) * per_wave, stagger_group=tiles_m).counters for d in np.unique(deltas)}
     parts = [runs[d] for d in deltas]
     c = dict(parts[0])
     for k, v in c.items():
