@@ -119,10 +119,10 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     the columns are evenly spaced (1 / C). Where a wave holds d = ceil(C) - C of a column less than a whole number,
     the slot groups shift by d of a column a wave, which mixes a column's blocks over neighbouring groups and pulls
     the offset back by d of itself a wave: it settles at r / d. Below ``HOLD_OFFSET`` the shared lines hold the
-    columns in step (lockstep, None); above it they drift as with a whole number (ceil(C) groups). On the H200 this
-    separates all 19 measured sizes (rounds 7, 15-17: drifting 5632-6016 and 8448-9984 from the in-step 4608, 5120,
-    5600, 6144, 6400, 6656, 7168, 8320, 8384); row order (every block of a wave shares B's line) and machines without
-    ``column_drift`` hold lockstep. The rate is the naive kernel's at its own load (round 14: two to five times
+    columns in step (lockstep, None); above it they drift as with a whole number (ceil(C) groups). Formed on the 19
+    sizes of rounds 7 and 15-17, all of which it separates; tested on 5 more (round 18), it missed one at its edge
+    (6080: rate / d = 0.027, drifted; validation/h200/round18). Row order (every block of a wave shares B's line) and
+    machines without ``column_drift`` hold lockstep. The rate is the naive kernel's at its own load (round 14: two to five times
     faster with 4-8 extra FMAs per k step), so it is applied only to lockstep kernels.
     """
     drift = getattr(machine, "column_drift", None)

@@ -1,8 +1,9 @@
 """Block columns of a lockstep kernel drifting apart in column order (issue 11; validation/h200/round14).
 
 ``column_drift_offsets`` gives, wave by wave, how far apart neighbouring block columns start: the machine's measured
-rate (``column_drift``) until they are evenly spaced, only where the resident blocks are a whole number of block
-columns; ``simulate_memory_drifting`` averages the memory model over the launch's parts at those offsets.
+rate (``column_drift``) until they are evenly spaced, where the resident blocks are a whole number of block columns
+or a little less (the hold criterion); ``simulate_memory_drifting`` averages the memory model over the launch's parts
+at those offsets.
 """
 
 from __future__ import annotations
@@ -39,9 +40,20 @@ def test_offsets_grow_at_the_machines_rate_until_evenly_spaced():
     assert big[0] == pytest.approx(0.5 * 0.0048 * 1.5 ** 3) and big[-1] == pytest.approx(0.5)
 
 
+def test_a_wave_a_little_short_of_whole_columns_drifts_as_if_whole():
+    """5696: 2.966 block columns a wave, 0.034 short of three; round 14's rate (0.0050) over the shortfall is 0.15,
+    above the hold offset, so the columns drift at that rate up to a third of a block apart."""
+    h = load_machine("h200")
+    off = column_drift_offsets(h, _naive("column"), Layout.build(5696, 5696, 64, "fp32"), 8)
+    rate = 0.0048 * (356 / 352) ** 3
+    assert off[:5] == pytest.approx(rate * (np.arange(5) + 0.5))
+    assert off[-1] == pytest.approx(1 / 3)
+
+
 @pytest.mark.parametrize("why,machine,name,order,m,n", [
     ("row order: every block of a wave reads the same line of B", "h200", "naive", "row", 5632, 5632),
-    ("2.75 block columns a wave: the slot groups mix", "h200", "naive", "column", 6144, 6144),
+    ("2.75 block columns a wave: the shortfall pulls back faster (r / d = 0.025)", "h200", "naive", "column", 6144, 6144),
+    ("3.02 block columns a wave: a little more than whole", "h200", "naive", "column", 5600, 5600),
     ("one block column a wave: no partner", "h200", "naive", "column", 16896, 16896),
     ("one wave: nothing to drift over", "h200", "naive", "column", 4224, 64),
     ("not a lockstep kernel", "h200", "tiled_smem", "column", 4224, 4224),
@@ -105,3 +117,44 @@ def test_the_law_gives_ncus_bytes():
         lo, hi, law = (float(r[k]) for k in ("ncu_min_gb", "ncu_max_gb", "model_law_gb"))
         assert hi / 1.5 <= law <= lo * 1.5, r
         assert r["law_within_1_5x"] == "True"
+
+
+H200 = Path(__file__).resolve().parents[2] / "validation" / "h200"
+
+#: Sizes (rounds 15-18) where gemmsim's column-order bytes are outside 1.5x of ncu's: 6080, where round 14's rate over
+#: the wave's shortfall (0.027) is just under the hold offset and the columns drifted anyway (1.75x the lockstep).
+KNOWN_MISSES_15 = {6080}
+#: Sizes whose traced block columns drifted (mean partner offset > 0.08) where the model holds them in step: the
+#: hold offset's edge (r / d = 0.027 and 0.022), where the H200 drifts in episodes.
+KNOWN_EDGE_15 = {6080, 6272}
+
+
+def _near_whole(kind: str) -> list[dict]:
+    rows = []
+    for rnd in (15, 16, 17, 18):
+        rows += [dict(r, round=rnd) for r in csv.DictReader((H200 / f"round{rnd}" / f"{kind}{rnd}.csv").open())]
+    return rows
+
+
+def test_near_whole_numbers_of_block_columns_against_the_h200():
+    """Rounds 15-18: 21 sizes where a wave holds a little more or less than a whole number of block columns (C from
+    1.57 to 3.02). gemmsim (``column_drift_offsets`` -> ``simulate_memory_drifting``, read off the memory model's
+    bytes-against-offset curve; ``model{15..18}.csv``) is within 1.5x of ncu's DRAM bytes at every size but
+    ``KNOWN_MISSES_15``, and drifts exactly where the traces drifted but ``KNOWN_EDGE_15``; given each launch's
+    traced offsets the memory model is within 1.5x everywhere (the caches are right, the schedule is the question)."""
+    rows = _near_whole("model")
+    assert len(rows) == 21
+    h = load_machine("h200")
+    miss = {int(r["N"]) for r in rows if not 1 / 1.5 <= float(r["ratio_model"]) <= 1.5}
+    assert miss == KNOWN_MISSES_15
+    for r in rows:
+        for g in r["model_given_drift_gb"].split(";"):
+            assert 1 / 1.5 <= float(g) / float(r["ncu_gb"]) <= 1.5, r
+    drifted = {}
+    for r in _near_whole("drift"):
+        drifted[int(r["N"])] = max(drifted.get(int(r["N"]), 0.0), float(r["offset_mean"]))
+    assert len(drifted) == 21
+    spec = _naive("column")
+    wrong = {n for n, o in drifted.items()
+             if (column_drift_offsets(h, spec, Layout.build(n, n, 64, "fp32"), 8) is not None) != (o > 0.08)}
+    assert wrong == KNOWN_EDGE_15

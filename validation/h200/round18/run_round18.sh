@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")"
 { date -u; nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,temperature.gpu,power.draw --format=csv; } > "$OUT/meta18.txt"
-nvcc -O3 -arch=sm_90 -std=c++18 -o /tmp/drift18 ../round12/drift12.cu
+nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift18 ../round12/drift12.cu
 cuobjdump -sass /tmp/drift18 | grep -E "Function|LDG" > "$OUT/sass18.txt" || true
 LAUNCHES="$OUT/launches18.txt"; : > "$LAUNCHES"
 mkdir -p /tmp/tr18 /tmp/ncu18 && rm -f /tmp/tr18/* /tmp/ncu18/*
