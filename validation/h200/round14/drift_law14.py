@@ -79,19 +79,25 @@ def traced() -> list[dict]:
     return out
 
 
-def curves() -> dict:
-    if CURVES.exists():
-        return {int(k): v for k, v in json.loads(CURVES.read_text()).items()}
+def model_curve(N: int, grid) -> list[float]:
+    """The memory model's DRAM bytes read by the naive kernel in column order at N^3 with block columns ``delta``
+    apart, for each ``delta`` of ``grid`` (sampled as the model samples)."""
     import model_measured_schedule as mms
 
     import gemmsim.models.gpu_memory as gm
 
+    m, spec, occ, L, l1 = mms.setup("naive", N, "column")
+    T = N // 16
+    return [float(gm.simulate_memory(m, spec, L, occ.blocks_per_sm, l1, stagger=d * WAVE / T,
+                                     stagger_group=T).counters["dram_bytes_read"]) for d in grid]
+
+
+def curves() -> dict:
+    if CURVES.exists():
+        return {int(k): v for k, v in json.loads(CURVES.read_text()).items()}
     out = {}
     for N in SIZES:
-        m, spec, occ, L, l1 = mms.setup("naive", N, "column")
-        T = N // 16
-        out[N] = [float(gm.simulate_memory(m, spec, L, occ.blocks_per_sm, l1, stagger=d * WAVE / T,
-                                           stagger_group=T).counters["dram_bytes_read"]) for d in GRID[N]]
+        out[N] = model_curve(N, GRID[N])
         print(N, [round(b / 1e9, 2) for b in out[N]], flush=True)
     CURVES.write_text(json.dumps(out))
     return out

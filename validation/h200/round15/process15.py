@@ -51,16 +51,9 @@ def ncu() -> dict:
 def curves() -> dict:
     if CURVES.exists():
         return {int(k): v for k, v in json.loads(CURVES.read_text()).items()}
-    import model_measured_schedule as mms
-
-    import gemmsim.models.gpu_memory as gm
-
     out = {}
     for N in SIZES:
-        m, spec, occ, L, l1 = mms.setup("naive", N, "column")
-        T = N // 16
-        out[N] = [float(gm.simulate_memory(m, spec, L, occ.blocks_per_sm, l1, stagger=d * 1056 / T,
-                                           stagger_group=T).counters["dram_bytes_read"]) for d in GRID]
+        out[N] = dl.model_curve(N, GRID)
         print(N, [round(b / 1e9, 2) for b in out[N]], flush=True)
     CURVES.write_text(json.dumps(out))
     return out
