@@ -38,3 +38,19 @@ micro_round() {
   build_run "$O" "$1" "$2"
   run_end "$O"
 }
+
+# round_start R (rounds 12-18): OUT made absolute (default out$R, created), the working directory the calling
+# script's own folder, and $OUT/meta$R.txt begun: UTC time, nvcc's version, the GPU's name, clocks, driver,
+# temperature and power.
+round_start() {
+  OUT=${OUT:-out$1}
+  mkdir -p "$OUT"
+  OUT=$(cd "$OUT" && pwd)
+  cd "$(dirname "$0")" || exit 1
+  { date -u; nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,temperature.gpu,power.draw --format=csv; } > "$OUT/meta$1.txt"
+}
+
+# round_end R: the UTC time and the GPU's clock, temperature and power after the runs, appended to $OUT/meta$R.txt
+round_end() {
+  { date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta$1.txt"
+}

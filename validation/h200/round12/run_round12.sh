@@ -3,11 +3,8 @@
 # Writes $OUT/traces12_bps.tar.gz and traces12_other.tar.gz (one CSV per launch), $OUT/launches12.txt (clock, blocks per SM, check per launch),
 # $OUT/sass12.txt (the k-loop's loads), $OUT/meta12.txt (nvcc, nvidia-smi before and after, start and end time).
 set -euo pipefail
-OUT=${OUT:-out12}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")"
-{ date -u; nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,temperature.gpu,power.draw --format=csv; } > "$OUT/meta12.txt"
+. "$(dirname "$0")/../run_common.sh"
+round_start 12
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift12 drift12.cu
 cuobjdump -sass /tmp/drift12 | grep -E "Function|LDG" > "$OUT/sass12.txt" || true
 mkdir -p /tmp/tr12 && rm -f /tmp/tr12/*.csv
@@ -20,7 +17,7 @@ if [ "${PART:-a}" = c ]; then
   for ex in 0 16 32; do runc column $ex; runc column $ex _2; done
   runc row 32
   (cd /tmp/tr12 && tar -czf "$OUT/traces12c.tar.gz" trace_*.csv)
-  { date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta12.txt"
+  round_end 12
   cat "$LAUNCHES"; ls -la "$OUT"; exit 0
 fi
 if [ "${PART:-a}" = b ]; then
@@ -31,7 +28,7 @@ if [ "${PART:-a}" = b ]; then
   for b in 4 3 2; do run 5632 column 0 3 $b 100; done
   run 5632 column 0 4 8 100; run 5632 row 0 4 8 100
   (cd /tmp/tr12 && tar -czf "$OUT/traces12b.tar.gz" trace_*.csv)
-  { date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta12.txt"
+  round_end 12
   cat "$LAUNCHES"; ls -la "$OUT"; exit 0
 fi
 LAUNCHES="$OUT/launches12.txt"; : > "$LAUNCHES"
@@ -45,6 +42,6 @@ run 5632 row 0 2 4 100; run 5632 row 0 2 1 100
 run 5632 column 2 2 8 100; run 5632 column 2 2 1 100
 run 5632 column 0 0 8 100
 (cd /tmp/tr12 && tar -czf "$OUT/traces12_bps.tar.gz" trace_5632_column_ta0_tb2_* && tar -czf "$OUT/traces12_other.tar.gz" trace_5632_row_* trace_5632_column_ta2_* trace_5632_column_ta0_tb0_*)
-{ date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta12.txt"
+round_end 12
 cat "$LAUNCHES"
 ls -la "$OUT"

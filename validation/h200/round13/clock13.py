@@ -107,6 +107,45 @@ def probe_run() -> None:
     pstream = cp.cuda.Stream(non_blocking=True)
     ts = torch.cuda.current_stream()
     tstream = cp.cuda.ExternalStream(ts.cuda_stream)
+    def product(matmul, probed: bool, max_ns: int, wait_reset: bool = True):
+        """One product between two marker kernels on its stream, with the probe beside it if ``probed`` (the probe
+        stops at the flag set after the product, or after ``max_ns``). Returns the event time (ms), the markers'
+        interval (ns), the probe's clock over the samples inside it (MHz, -1 without 3 of them), those samples and
+        the probe's SM."""
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if probed:
+            with tstream:
+                k_flag((1,), (1,), (flag, cp.int32(0)))
+            if wait_reset:
+                tstream.synchronize()
+            with pstream:
+                k_probe((1,), (32,), (buf, cp.int32(NS), cp.uint64(max_ns), flag))
+            time.sleep(0.0002)  # the probe is resident before the product is launched
+        with tstream:
+            k_marker((1,), (1,), (marks[0:1],))
+        e0.record()
+        matmul()
+        e1.record()
+        with tstream:
+            k_marker((1,), (1,), (marks[1:2],))
+            if probed:
+                k_flag((1,), (1,), (flag, cp.int32(1)))
+        torch.cuda.synchronize()
+        pstream.synchronize()
+        ms = e0.elapsed_time(e1)
+        m0, m1 = (int(x) for x in cp.asnumpy(marks))
+        mhz, n_in, smid = -1.0, 0, -1
+        if probed:
+            h = cp.asnumpy(buf)
+            n = int(h[2 * NS]); smid = int(h[2 * NS + 1])
+            g = h[0:2 * n:2].astype(np.int64); ck = h[1:2 * n:2].astype(np.int64)
+            sel = (g >= m0) & (g <= m1)
+            n_in = int(sel.sum())
+            if n_in >= 3:
+                gg, cc = g[sel] - g[sel][0], ck[sel] - ck[sel][0]
+                mhz = float(np.polyfit(gg.astype(float), cc.astype(float), 1)[0] * 1e3)
+        return ms, m1 - m0, mhz, n_in, smid
+
     rows = []
     chosen = [s for i, s in enumerate(sizes) if s[0] == "coarse" or i % 2 == 0]
     for dname, dt in dtypes:
@@ -118,39 +157,9 @@ def probe_run() -> None:
             for r in range(2 * REPS):
                 probed = r % 2 == 0
                 time.sleep(0.001)
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                if probed:
-                    with tstream:
-                        k_flag((1,), (1,), (flag, cp.int32(0)))
-                    tstream.synchronize()
-                    with pstream:
-                        k_probe((1,), (32,), (buf, cp.int32(NS), cp.uint64(5_000_000), flag))
-                    time.sleep(0.0002)  # the probe is resident before the product is launched
-                with tstream:
-                    k_marker((1,), (1,), (marks[0:1],))
-                e0.record()
-                torch.matmul(a, b, out=c)
-                e1.record()
-                with tstream:
-                    k_marker((1,), (1,), (marks[1:2],))
-                    if probed:
-                        k_flag((1,), (1,), (flag, cp.int32(1)))
-                torch.cuda.synchronize()
-                pstream.synchronize()
-                ms = e0.elapsed_time(e1)
-                mhz, n_in, smid = -1.0, 0, -1
-                m0, m1 = (int(x) for x in cp.asnumpy(marks))
-                if probed:
-                    h = cp.asnumpy(buf)
-                    n = int(h[2 * NS]); smid = int(h[2 * NS + 1])
-                    g = h[0:2 * n:2].astype(np.int64); ck = h[1:2 * n:2].astype(np.int64)
-                    sel = (g >= m0) & (g <= m1)
-                    n_in = int(sel.sum())
-                    if n_in >= 3:
-                        gg, cc = g[sel] - g[sel][0], ck[sel] - ck[sel][0]
-                        mhz = float(np.polyfit(gg.astype(float), cc.astype(float), 1)[0] * 1e3)
+                ms, span, mhz, n_in, smid = product(lambda: torch.matmul(a, b, out=c), probed, 5_000_000)
                 rows.append(dict(sweep=sw, dtype=dname, M=M, N=N, K=K, rep=r, probed=int(probed), time_ms=f"{ms:.5f}",
-                                 marker_us=f"{(m1 - m0) / 1e3:.2f}", samples_inside=n_in, probe_smid=smid,
+                                 marker_us=f"{span / 1e3:.2f}", samples_inside=n_in, probe_smid=smid,
                                  sm_mhz=f"{mhz:.0f}", rel_err=f"{err:.2e}"))
             pr = [r for r in rows[-2 * REPS:] if r["probed"]]
             print(sw, dname, M, N, K, "MHz", [r["sm_mhz"] for r in pr], "ms", [r["time_ms"] for r in rows[-2 * REPS:]],
@@ -165,32 +174,10 @@ def probe_run() -> None:
         if i % 8 == 0:
             torch.cuda.synchronize()
     for r in range(2 * REPS):
-        with tstream:
-            k_flag((1,), (1,), (flag, cp.int32(0)))
-        with pstream:
-            k_probe((1,), (32,), (buf, cp.int32(NS), cp.uint64(20_000_000), flag))
-        time.sleep(0.0002)
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        with tstream:
-            k_marker((1,), (1,), (marks[0:1],))
-        e0.record()
-        torch.matmul(a, b, out=c)
-        e1.record()
-        with tstream:
-            k_marker((1,), (1,), (marks[1:2],))
-            k_flag((1,), (1,), (flag, cp.int32(1)))
-        torch.cuda.synchronize()
-        pstream.synchronize()
-        h = cp.asnumpy(buf)
-        m0, m1 = (int(x) for x in cp.asnumpy(marks))
-        n = int(h[2 * NS]); smid = int(h[2 * NS + 1])
-        g = h[0:2 * n:2].astype(np.int64); ck = h[1:2 * n:2].astype(np.int64)
-        sel = (g >= m0) & (g <= m1)
-        mhz = float(np.polyfit((g[sel] - g[sel][0]).astype(float), (ck[sel] - ck[sel][0]).astype(float), 1)[0] * 1e3) \
-            if sel.sum() >= 3 else -1.0
+        ms, span, mhz, n_in, smid = product(lambda: torch.matmul(a, b, out=c), True, 20_000_000, wait_reset=False)
         rows.append(dict(sweep="sustained", dtype="bf16", M=8192, N=8192, K=8192, rep=r, probed=1,
-                         time_ms=f"{e0.elapsed_time(e1):.5f}", marker_us=f"{(m1 - m0) / 1e3:.2f}",
-                         samples_inside=int(sel.sum()), probe_smid=smid, sm_mhz=f"{mhz:.0f}", rel_err=f"{err:.2e}"))
+                         time_ms=f"{ms:.5f}", marker_us=f"{span / 1e3:.2f}",
+                         samples_inside=n_in, probe_smid=smid, sm_mhz=f"{mhz:.0f}", rel_err=f"{err:.2e}"))
         print("sustained", rows[-1], flush=True)
     with open(os.path.join(OUT, "probe13.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

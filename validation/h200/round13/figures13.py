@@ -11,6 +11,7 @@ inside the kernel, the probes', and the machine file's sustained one.
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -20,6 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from h200_io import save_figure  # noqa: E402
 ROUND3 = HERE.parent / "round3"
 
 
@@ -58,11 +61,7 @@ def main() -> None:
     b.set_ylabel("TFLOP/s")
     b.set_title("fine sweep: the model at the measured clock")
     b.legend(fontsize=8)
-    fig.tight_layout()
-    out = HERE / "figures" / "clock13.png"
-    out.parent.mkdir(exist_ok=True)
-    fig.savefig(out, dpi=110)
-    print(out)
+    save_figure(fig, HERE, "clock13.png", dpi=110)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROUND3 = HERE.parent / "round3"
 RAW = HERE / "raw" / "raw13.tar.gz"
+sys.path.insert(0, str(HERE.parent))
+from h200_io import number, raw_rows, write_rows  # noqa: E402
 
 
 def member(name: str) -> str:
@@ -36,28 +38,13 @@ def member(name: str) -> str:
 
 
 def ncu_rows(name: str) -> list[dict]:
-    """The rows of an ncu --csv --page raw log (header row 'ID', then a units row), numbers as floats."""
-    lines = member(name).splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith('"ID"'))
-    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-    head = rows[0]
-    out = []
-    for r in rows[2:]:
-        if len(r) != len(head):
-            continue
-        d = dict(zip(head, r))
-        for k, v in d.items():
-            if k.startswith(("gpu__", "sm__")):
-                d[k] = float(v.replace(",", "")) if v else float("nan")
-        out.append(d)
-    return out
+    """The launches of one of the archive's ncu pages, the gpu__ and sm__ metrics as floats."""
+    return [{k: number(v) if k.startswith(("gpu__", "sm__")) else v for k, v in r.items()}
+            for r in raw_rows(member(name))]
 
 
 def write(name: str, rows: list[dict]) -> None:
-    with (HERE / name).open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(HERE / name, rows)
 
 
 def mma_check() -> list[dict]:

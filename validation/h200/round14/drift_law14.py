@@ -26,11 +26,12 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 R7 = HERE.parent / "round7"
-sys.path[:0] = [str(HERE.parent / "round5"), str(R7), str(HERE.parent / "round12"), str(HERE)]
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "round5"), str(R7), str(HERE.parent / "round12"), str(HERE)]
 
 import process7 as p7  # noqa: E402
 import process12 as p12  # noqa: E402
 import process14 as p14  # noqa: E402
+from h200_io import write_rows  # noqa: E402
 
 WAVE = 132 * 8
 SIZES = (4224, 5632, 8448)
@@ -156,14 +157,10 @@ def main() -> None:
             print(f"  {N} ex {ex:2d}: lockstep {cv[N][0] / 1e9:6.2f}  law {law / 1e9:6.2f}  given the drift "
                   f"{', '.join(f'{g / 1e9:.2f}' for g in given)}  ncu {lo / 1e9:.2f}-{hi / 1e9:.2f} ({len(meas)})"
                   f"  {'' if ok == '' else 'within 1.5x' if ok else 'NOT within 1.5x'}")
-    with (HERE / "drift_law14.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    with (HERE / "drift_rates14.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["N", "ex", "source", "rate", "law_rate"])
-        w.writeheader()
-        w.writerows({k: (round(r[k], 5) if isinstance(r[k], float) else r[k]) for k in w.fieldnames} for r in runs)
+    write_rows(HERE / "drift_law14.csv", rows)
+    keep = ("N", "ex", "source", "rate", "law_rate")
+    write_rows(HERE / "drift_rates14.csv", [{k: (round(r[k], 5) if isinstance(r[k], float) else r[k]) for k in keep}
+                                           for r in runs])
 
 
 if __name__ == "__main__":

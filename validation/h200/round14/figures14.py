@@ -20,8 +20,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE.parent), str(HERE)]
 import drift_law14 as dl  # noqa: E402
+from h200_io import save_figure  # noqa: E402
 import process12 as p12  # noqa: E402  (drift_law14 puts round 12 on the path)
 import process14 as p14  # noqa: E402
 
@@ -74,11 +75,7 @@ def main() -> None:
     ax.set_ylabel("DRAM bytes / the lockstep model's")
     ax.set_title("ncu (dots) and the model with the law's drift (x)")
     ax.text(8.6, 1.15, "8448:\nheld out", fontsize=8, ha="center")
-    fig.tight_layout()
-    out = HERE / "figures" / "drift14.png"
-    out.parent.mkdir(exist_ok=True)
-    fig.savefig(out, dpi=105)
-    print(out)
+    save_figure(fig, HERE, "drift14.png", dpi=105)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,6 @@ cycles a sub-partition issued) and DRAM bytes of the program's second (traced) l
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 import sys
 import tarfile
@@ -20,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "round12"))
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "round12")]
 import process12 as p12  # noqa: E402
+from h200_io import number, raw_rows, write_rows  # noqa: E402
 
 RUNS = [(4224, 0, ""), (4224, 4, ""), (4224, 8, ""), (4224, 16, ""), (4224, 0, "_2"), (4224, 0, "_3"),
         (5632, 0, ""), (5632, 4, ""), (5632, 8, ""), (5632, 16, ""), (8448, 0, ""), (8448, 8, "")]
@@ -48,11 +47,8 @@ def ncu() -> dict:
             g = re.match(r"ncu14_(\d+)_ex(\d+)\.csv", m.name)
             if not g:
                 continue
-            lines = t.extractfile(m).read().decode().splitlines()
-            start = next(i for i, l in enumerate(lines) if l.startswith('"ID"'))
-            rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-            head, last = rows[0], rows[-1]
-            out[(int(g[1]), int(g[2]))] = {k: float(v.replace(",", "")) for k, v in zip(head, last)
+            last = raw_rows(t.extractfile(m).read().decode())[-1]
+            out[(int(g[1]), int(g[2]))] = {k: number(v) for k, v in last.items()
                                            if k.startswith(("sm__", "smsp__", "dram__", "gpu__"))}
     return out
 
@@ -78,10 +74,7 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "--pack":
         p12.pack(argv[1:], NPZ)
     rs = rows()
-    with (HERE / "drift14.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rs[0]))
-        w.writeheader()
-        w.writerows(rs)
+    write_rows(HERE / "drift14.csv", rs)
     print("N     ex launch  MHz  block_us  issue%  DRAM GB   partners' offset by tenth of the launch")
     for r in rs:
         tenths = " ".join(f"{r[f'partner_offset_tenth{k}']:.3f}" for k in range(1, 11))

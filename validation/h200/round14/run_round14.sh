@@ -7,11 +7,8 @@
 # Writes $OUT/traces14_<N>.tar.gz (one pid,smid,start_ns,end_ns CSV per launch), $OUT/launches14.txt (clock, check,
 # span per launch), $OUT/ncu14.tar.gz (one ncu page per configuration: both launches of the program), $OUT/sass14.txt (loads and FFMA counts per instantiation), $OUT/meta14.txt.
 set -uo pipefail
-OUT=${OUT:-out14}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")"
-{ date -u; nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,temperature.gpu,power.draw --format=csv; } > "$OUT/meta14.txt"
+. "$(dirname "$0")/../run_common.sh"
+round_start 14
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift14 ../round12/drift12.cu
 cuobjdump -sass /tmp/drift14 > /tmp/sass14_full.txt
 awk '/Function/ {if (f) printf "%s LDG=%d FFMA=%d\n", f, l, m; f=$0; l=0; m=0} /LDG/ {l++} /FFMA/ {m++} END {printf "%s LDG=%d FFMA=%d\n", f, l, m}' /tmp/sass14_full.txt > "$OUT/sass14.txt"
@@ -35,5 +32,5 @@ for n in 4224 5632; do for ex in 0 4 8 16; do
 done; done
 (cd /tmp/ncu14 && tar -czf "$OUT/ncu14.tar.gz" *)
 ls /tmp/ncu14
-{ date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta14.txt"
+round_end 14
 ls -la "$OUT"

@@ -8,11 +8,8 @@
 set -uo pipefail
 : "${R:?R: the round}" "${SIZES:?SIZES: the sizes N}"
 TAGS=${TAGS:-}
-OUT=${OUT:-out$R}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")"
-{ date -u; nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,temperature.gpu,power.draw --format=csv; } > "$OUT/meta$R.txt"
+. "$(dirname "$0")/../run_common.sh"
+round_start "$R"
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift$R ../round12/drift12.cu
 cuobjdump -sass /tmp/drift$R | grep -E "Function|LDG" > "$OUT/sass$R.txt" || true
 LAUNCHES="$OUT/launches$R.txt"; : > "$LAUNCHES"
@@ -29,5 +26,5 @@ for n in $SIZES; do
 done
 (cd /tmp/ncu$R && tar -czf "$OUT/ncu$R.tar.gz" *)
 ls /tmp/ncu$R
-{ date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta$R.txt"
+round_end "$R"
 ls -la "$OUT"

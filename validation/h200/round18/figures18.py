@@ -10,6 +10,7 @@ bytes, against how many block columns a wave holds, beside gemmsim (the hold cri
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -18,6 +19,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from h200_io import save_figure  # noqa: E402
 H200 = HERE.parent
 
 
@@ -63,11 +66,7 @@ def main() -> None:
     ax.set_title("Naive kernel, column order, H200: columns drift when a wave is a little short of whole columns")
     ax.legend(fontsize=8, loc="upper right")
     ax.set_ylim(0.8, 3.2)
-    fig.tight_layout()
-    out = HERE / "figures" / "near_whole18.png"
-    out.parent.mkdir(exist_ok=True)
-    fig.savefig(out, dpi=100)
-    print(out)
+    save_figure(fig, HERE, "near_whole18.png", dpi=100)
 
 
 if __name__ == "__main__":
