@@ -8,9 +8,9 @@ What it models, step by step:
    round after the previous block of that slot issued its last instruction (the waves). Slot s starts its
    first block ``stagger * s / slots`` of a block's length late (``start_stagger``): most kernels' blocks drift
    apart, so after the first waves they are spread over their k-loop (1); the naive kernel's blocks stay in
-   lockstep in row and column order (0), as the H200's block-start traces show -- except that in column order,
-   where a wave holds a whole number of block columns or a little less, the columns drift apart at a measured rate
-   (``column_drift_offsets``, ``simulate_memory_drifting``).
+   lockstep in row and column order (0), as the H200's block-start traces show -- except that in column order
+   the block columns drift apart at a measured rate, against a pull-back where a wave holds less than a whole
+   number of them (``column_drift_offsets``, ``simulate_memory_drifting``).
 2. **Interleaving.** Round-robin by warp instruction across resident blocks: in each round every resident
    block issues its next warp instruction, in slot order. A block's own instructions come in the order of
    its trace (k-step, instruction, warp; see ``gemmsim.kernels.gpu``). Only global instructions are fed
@@ -101,29 +101,40 @@ def start_stagger(spec: GPUKernelSpec) -> float:
     return 0.0 if getattr(spec, "lockstep", False) else DEFAULT_STAGGER
 
 
-#: A partner offset the tie holds: block columns less than this far apart (block times) are pulled back into step by
-#: the lines they share; further apart they fall back (validation/h200/round7/force7.csv: at N = 5632 a column less
-#: than 0.03 of a block behind catches up, one more than 0.15 behind falls further behind).
-HOLD_OFFSET = 0.03
+#: How the offsets of neighbouring block columns spread about their wave's mean: as an exponential distribution
+#: (H200 block-start traces of rounds 15-18 where the mean offset is 0.05-0.13 of a block: the 10/25/50/75/90 %
+#: quantiles of the partner offsets over their wave's mean are 0.06/0.19/0.73/1.47/2.31, an exponential's
+#: 0.11/0.29/0.69/1.39/2.30; validation/h200/round19/README.md). The launch is simulated at this many quantiles.
+DRIFT_QUANTILES = 8
+
+#: Offsets (block times) at which a drifting launch is simulated; each wave's quantile offsets are shared out
+#: between the two nearest (linear), so the counters are the bytes-against-offset curve read off at them. Finer
+#: where the memory model's curve climbs (0.05-0.15 of a block at N = 5600-10752, rounds 15-18).
+DRIFT_GRID = (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.3)
 
 
 def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int) -> np.ndarray | None:
-    """How far apart neighbouring block columns of a lockstep kernel start, wave by wave (block times), or None where
-    they hold lockstep.
+    """How far apart neighbouring block columns of a lockstep kernel start, wave by wave (the mean over the wave's
+    partners, block times), or None where they cannot drift.
 
     Blocks that read the same new line every k step hold together (the trailing one finds the line in L2), so in
     column order each block column runs as one group (validation/h200/round7, 7c-7d), and the groups are pushed apart
     at the rate the machine's ``column_drift`` gives -- ``r = per_wave (T / reference_tiles) ** exponent`` a wave, T
-    tiles per block column, measured from the H200's block-start traces (round 14). Where the resident blocks are a
-    whole number C >= 2 of block columns, each column keeps a slot group of its own and the offsets grow at r until
-    the columns are evenly spaced (1 / C). Where a wave holds d = ceil(C) - C of a column less than a whole number,
-    the slot groups shift by d of a column a wave, which mixes a column's blocks over neighbouring groups and pulls
-    the offset back by d of itself a wave: it settles at r / d. Below ``HOLD_OFFSET`` the shared lines hold the
-    columns in step (lockstep, None); above it they drift as with a whole number (ceil(C) groups). Formed on the 19
-    sizes of rounds 7 and 15-17, all of which it separates; tested on 5 more (round 18), it missed one at its edge
-    (6080: rate / d = 0.027, drifted; validation/h200/round18). Row order (every block of a wave shares B's line) and
-    machines without ``column_drift`` hold lockstep. The rate is the naive kernel's at its own load (round 14: two to five times
-    faster with 4-8 extra FMAs per k step), so it is applied only to lockstep kernels.
+    tiles per block column, measured from the H200's block-start traces (round 14). A wave's slots serve g =
+    ceil(C) groups, C the block columns a wave. Where C is whole, each column keeps its slot group and the offset
+    grows at r until the columns are evenly spaced (1 / g). Where a wave holds d = g - C of a column less, the
+    columns move d of a column against the slot groups each wave, and the blocks that change group take the phase of
+    the group they join: the offset is pulled back by d / g of itself a wave,
+
+        o(w + 1) = min(1 / g, o(w) + r - (d / g) o(w)),
+
+    and settles at g r / d. Formed on the traced offsets of rounds 15-17 (a free factor on d / g fitted there comes
+    out 0.97); a little more than a whole number of columns a wave (d near 1) holds the columns within a few
+    hundredths of a block, which the shared lines tie (the memory model's bytes are the lockstep's there). Each
+    value is the mean over its wave (o(w) and o(w + 1)). Row order (every block of a wave shares B's line),
+    machines without ``column_drift``, a launch of one wave and a wave of less than two columns give None. The rate
+    is the naive kernel's at its own load (round 14: two to five times faster with 4-8 extra FMAs per k step), so it
+    is applied only to lockstep kernels.
     """
     drift = getattr(machine, "column_drift", None)
     if drift is None or not getattr(spec, "lockstep", False) or getattr(spec, "raster", "row") != "column":
@@ -135,38 +146,59 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     if groups < 2 or n_total <= slots:
         return None
     rate = drift.per_wave * (tiles_m / drift.reference_tiles) ** drift.exponent
-    short = groups - slots / tiles_m  # d: how much less than a whole number of columns a wave holds
-    if short > 0 and rate / short < HOLD_OFFSET:
-        return None
+    pull = (groups - slots / tiles_m) / groups  # d / g
     waves = -(-n_total // slots)
-    return np.minimum(1 / groups, rate * (np.arange(waves) + 0.5))
+    out = np.empty(waves)
+    o = 0.0
+    for w in range(waves):
+        nxt = min(1 / groups, o + rate - pull * o)
+        out[w] = 0.5 * (o + nxt)
+        o = nxt
+    return out
+
+
+def column_drift_weights(offsets: np.ndarray, cap: float, quantiles: int = DRIFT_QUANTILES) -> dict[float, float]:
+    """{offset of ``DRIFT_GRID`` (and ``cap``, evenly spaced columns): weight}: every wave's mean offset spread over
+    the midpoint quantiles of an exponential distribution of that mean (``DRIFT_QUANTILES``; at most ``cap``), each
+    shared linearly between the two nearest grid offsets. The weights sum to 1, and their mean offset is the
+    spread offsets' mean."""
+    e = -np.log1p(-(np.arange(quantiles) + 0.5) / quantiles)
+    x = np.minimum(np.asarray(offsets, float)[:, None] * (e / e.mean())[None, :], cap).ravel()
+    grid = np.array(sorted({g for g in DRIFT_GRID if g < cap} | {float(cap)}))
+    hi = np.clip(np.searchsorted(grid, x, side="right"), 1, len(grid) - 1)
+    frac = (x - grid[hi - 1]) / (grid[hi] - grid[hi - 1])
+    w = np.bincount(hi - 1, 1 - frac, len(grid)) + np.bincount(hi, frac, len(grid))
+    w /= len(x)
+    return {float(g): float(v) for g, v in zip(grid, w) if v > 1e-12}
 
 
 def simulate_memory_drifting(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int,
-                             l1_bytes: int | None = None, max_blocks: int | None = None, bins: int = 8) -> MemoryResult:
-    """``simulate_memory`` for a launch whose block columns drift apart (``column_drift_offsets``): the launch's waves
-    in ``bins`` equal parts, each simulated with the block columns as far apart as at its middle wave
-    (``stagger_group`` = tiles per column), the counters averaged over the parts (runs at one offset shared); a
-    launch that holds lockstep is one ``simulate_memory`` run. Adds ``column_drift_offset_end`` (the last wave's
-    offset, block times) and ``column_drift_runs``."""
+                             l1_bytes: int | None = None, max_blocks: int | None = None,
+                             quantiles: int = DRIFT_QUANTILES) -> MemoryResult:
+    """``simulate_memory`` for a launch whose block columns drift apart (``column_drift_offsets``): simulated with the
+    block columns at each offset of ``column_drift_weights`` (``stagger_group`` = tiles per column), the counters
+    the weighted mean of those runs; a launch whose columns cannot drift is one ``simulate_memory`` run. Adds
+    ``column_drift_offset_mean`` and ``column_drift_offset_end`` (the waves' mean offsets, block times) and
+    ``column_drift_runs``."""
     off = column_drift_offsets(machine, spec, layout, blocks_per_sm)
     if off is None:
         return simulate_memory(machine, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks)
     tiles_m = -(-layout.M // spec.BM)
-    per_wave = machine.sms * blocks_per_sm / tiles_m  # block columns a wave: phases of neighbours ``delta`` apart
-    mids = (np.arange(bins) + 0.5) * len(off) / bins
-    deltas = np.round(np.interp(mids, np.arange(len(off)) + 0.5, off), 4)
+    slots = machine.sms * blocks_per_sm
+    per_wave = slots / tiles_m  # block columns a wave: phases of neighbours ``delta`` apart
+    weights = column_drift_weights(off, 1 / -(-slots // tiles_m), quantiles)
     runs = {d: simulate_memory(machine, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks,
-                               stagger=float(d) * per_wave, stagger_group=tiles_m).counters for d in np.unique(deltas)}
-    parts = [runs[d] for d in deltas]
-    c = dict(parts[0])
+                               stagger=d * per_wave, stagger_group=tiles_m).counters for d in weights}
+    first = next(iter(runs.values()))
+    c = dict(first)
     for k, v in c.items():
         if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
-            c[k] = float(np.mean([p[k] for p in parts]))
+            c[k] = float(sum(w * runs[d][k] for d, w in weights.items()))
     for k in ("blocks", "blocks_simulated", "blocks_prefix_for_rate", "blocks_per_sm", "waves", "l1_bytes", "l2_partitions"):
-        c[k] = parts[0][k]
-    c["sampled"] = any(p["sampled"] for p in parts)
+        c[k] = first[k]
+    c["sampled"] = any(r["sampled"] for r in runs.values())
     c["dram_bytes"] = c["dram_bytes_read"] + c["dram_bytes_written"]
+    c["column_drift_offset_mean"] = float(off.mean())
     c["column_drift_offset_end"] = float(off[-1])
     c["column_drift_runs"] = len(runs)
     return MemoryResult(c)

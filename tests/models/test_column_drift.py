@@ -18,7 +18,14 @@ from test_gpu_memory import small_machine
 from gemmsim.kernels.gpu import KERNELS
 from gemmsim.machine import load_machine
 from gemmsim.machine.gpu import ColumnDrift
-from gemmsim.models.gpu_memory import column_drift_offsets, simulate_memory, simulate_memory_drifting
+from gemmsim.models.gpu_memory import (
+    DRIFT_GRID,
+    DRIFT_QUANTILES,
+    column_drift_offsets,
+    column_drift_weights,
+    simulate_memory,
+    simulate_memory_drifting,
+)
 from gemmsim.trace import Layout
 
 ROUND14 = Path(__file__).resolve().parents[2] / "validation" / "h200" / "round14"
@@ -29,8 +36,8 @@ def _naive(order: str):
 
 
 def test_offsets_grow_at_the_machines_rate_until_evenly_spaced():
-    """H200, N = 5632: 352 tiles a column, three columns a wave (8 blocks per SM), 118 waves; 0.0048 a wave (the
-    rate at 352 tiles) until 1/3 of a block; at 8448 the rate scales by (528 / 352) ** 3."""
+    """H200, N = 5632: 352 tiles a column, three columns a wave (8 blocks per SM), 118 waves, nothing pulls back
+    (d = 0): 0.0048 a wave (the rate at 352 tiles) until 1/3 of a block; at 8448 the rate scales by (528 / 352) ** 3."""
     h = load_machine("h200")
     off = column_drift_offsets(h, _naive("column"), Layout.build(5632, 5632, 64, "fp32"), 8)
     assert len(off) == 118
@@ -40,44 +47,77 @@ def test_offsets_grow_at_the_machines_rate_until_evenly_spaced():
     assert big[0] == pytest.approx(0.5 * 0.0048 * 1.5 ** 3) and big[-1] == pytest.approx(0.5)
 
 
-def test_a_wave_a_little_short_of_whole_columns_drifts_as_if_whole():
-    """5696: 2.966 block columns a wave, 0.034 short of three; round 14's rate (0.0050) over the shortfall is 0.15,
-    above the hold offset, so the columns drift at that rate up to a third of a block apart."""
+def _pulled_back(rate: float, pull: float, cap: float, waves: int) -> np.ndarray:
+    """The recurrence written out by hand: o(w+1) = min(cap, o(w) + rate - pull o(w)), the mean of each wave's ends."""
+    o, out = 0.0, []
+    for _ in range(waves):
+        nxt = min(cap, o + rate - pull * o)
+        out.append((o + nxt) / 2)
+        o = nxt
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n", [6144, 5600, 9392])
+def test_a_shortfall_pulls_the_offset_back_to_g_r_over_d(n):
+    """Where a wave holds d = g - C of a column less than g = ceil(C) block columns, the offset is pulled back by
+    d / g of itself a wave and settles at g r / d, below the even spacing: 6144 (2.75 columns a wave, g = 3,
+    d = 0.25) at 0.075 of a block; 5600 (3.017: g = 4, d = 0.983) at 0.019; 9392 (1.80: g = 2, d = 0.20) at 0.22."""
     h = load_machine("h200")
-    off = column_drift_offsets(h, _naive("column"), Layout.build(5696, 5696, 64, "fp32"), 8)
-    rate = 0.0048 * (356 / 352) ** 3
-    assert off[:5] == pytest.approx(rate * (np.arange(5) + 0.5))
-    assert off[-1] == pytest.approx(1 / 3)
+    T = n // 16
+    g = -(-1056 // T)
+    d = g - 1056 / T
+    r = 0.0048 * (T / 352) ** 3
+    off = column_drift_offsets(h, _naive("column"), Layout.build(n, n, 64, "fp32"), 8)
+    assert off == pytest.approx(_pulled_back(r, d / g, 1 / g, -(-T * T // 1056)))
+    assert off[-1] == pytest.approx(g * r / d, rel=0.01) and off[-1] < 1 / g
+    assert off[-1] == pytest.approx({6144: 0.0747, 5600: 0.0192, 9392: 0.2216}[n], abs=5e-4)
 
 
 @pytest.mark.parametrize("why,machine,name,order,m,n", [
     ("row order: every block of a wave reads the same line of B", "h200", "naive", "row", 5632, 5632),
-    ("2.75 block columns a wave: the shortfall pulls back faster (r / d = 0.025)", "h200", "naive", "column", 6144, 6144),
-    ("3.02 block columns a wave: a little more than whole", "h200", "naive", "column", 5600, 5600),
     ("one block column a wave: no partner", "h200", "naive", "column", 16896, 16896),
     ("one wave: nothing to drift over", "h200", "naive", "column", 4224, 64),
     ("not a lockstep kernel", "h200", "tiled_smem", "column", 4224, 4224),
     ("no measured rate", "a100", "naive", "column", 3456, 3456),
 ])
-def test_lockstep_where_the_columns_cannot_drift(why, machine, name, order, m, n):
+def test_no_offsets_where_the_columns_cannot_drift(why, machine, name, order, m, n):
     spec = KERNELS[name].spec({"raster": order, **({"BX": 16, "BY": 16} if name == "naive" else {})}, "fp32")
     assert column_drift_offsets(load_machine(machine), spec, Layout.build(m, n, 64, "fp32"), 8) is None, why
 
 
-def test_a_drifting_launch_is_the_mean_of_its_parts():
+def test_weights_spread_each_wave_exponentially_over_the_grid():
+    """Each wave's mean offset is spread over the midpoint quantiles of an exponential of that mean (capped at the
+    even spacing) and shared linearly between grid offsets: the weights sum to 1, their mean offset is the spread's
+    mean, every weight sits on ``DRIFT_GRID`` or the cap, and an offset on a grid point weighs only there."""
+    u = (np.arange(DRIFT_QUANTILES) + 0.5) / DRIFT_QUANTILES
+    e = -np.log(1 - u)
+    e /= e.mean()
+    for offsets, cap in (([0.02, 0.05, 0.08], 1 / 3), ([0.3, 0.4, 0.5], 0.5), ([0.0, 0.01], 0.25)):
+        w = column_drift_weights(np.array(offsets), cap)
+        x = np.minimum(np.array(offsets)[:, None] * e[None, :], cap)
+        assert sum(w.values()) == pytest.approx(1.0)
+        assert sum(d * v for d, v in w.items()) == pytest.approx(x.mean())
+        assert set(w) <= set(DRIFT_GRID) | {cap} and max(w) <= cap
+    assert column_drift_weights(np.zeros(5), 1 / 3) == {0.0: pytest.approx(1.0)}
+    one = column_drift_weights(np.array([0.1]), 0.5, quantiles=1)  # one quantile: the mean itself, a grid point
+    assert one == {0.1: pytest.approx(1.0)}
+
+
+def test_a_drifting_launch_is_the_weighted_mean_of_its_runs():
     """A 4-SM machine, 2 blocks per SM, 4 tiles a column (2 a wave), 4 waves, a drift of 0.05 a wave: the counters
-    are the mean of simulate_memory at the offsets of the parts' middle waves, and the lockstep run where there is
-    no drift."""
+    are the weighted mean of simulate_memory at the weights' offsets, and the lockstep run where there is no drift."""
     m = small_machine().model_copy(update={"column_drift": ColumnDrift(per_wave=0.05, reference_tiles=4, exponent=1)})
     spec = KERNELS["naive"].spec({"BX": 8, "BY": 4, "raster": "column"}, "fp32")
     L = Layout.build(16, 64, 64, "fp32")
     off = column_drift_offsets(m, spec, L, 2)
     assert off == pytest.approx([0.025, 0.075, 0.125, 0.175])
-    got = simulate_memory_drifting(m, spec, L, 2, 1024, bins=4).counters
-    parts = [simulate_memory(m, spec, L, 2, 1024, stagger=d * 2, stagger_group=4).counters for d in off]
+    weights = column_drift_weights(off, 0.5)
+    got = simulate_memory_drifting(m, spec, L, 2, 1024).counters
+    parts = {d: simulate_memory(m, spec, L, 2, 1024, stagger=d * 2, stagger_group=4).counters for d in weights}
     for key in ("dram_bytes_read", "l2_read_hits", "l2_lookups", "l1_sectors_hit", "rounds"):
-        assert got[key] == pytest.approx(np.mean([p[key] for p in parts])), key
-    assert got["column_drift_runs"] == 4 and got["column_drift_offset_end"] == pytest.approx(0.175)
+        assert got[key] == pytest.approx(sum(w * parts[d][key] for d, w in weights.items())), key
+    assert got["column_drift_runs"] == len(weights) > 3
+    assert got["column_drift_offset_end"] == pytest.approx(0.175) and got["column_drift_offset_mean"] == pytest.approx(0.1)
     assert got["blocks"] == 32 and got["waves"] == 4
     still = m.model_copy(update={"column_drift": None})
     assert simulate_memory_drifting(still, spec, L, 2, 1024).counters == simulate_memory(still, spec, L, 2, 1024).counters

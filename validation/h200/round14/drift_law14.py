@@ -41,17 +41,24 @@ GRID = {4224: (0.0, 0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25),
 CURVES = HERE / "curves14.json"
 
 
-def per_wave(start, end, N: int) -> np.ndarray:
+def pairs(start, end, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """Partner offsets (block times: block tm of block column c against block tm of c + 1) and the later block's
+    wave, for the partners less than half a block apart (the others are in different waves)."""
     T = N // 16
     bt = float(np.median(end - start))
     t = (start / bt).reshape(T, T)
     off = np.abs(t[1:] - t[:-1])
     wave = (np.arange(1, T)[:, None] * T + np.arange(T)[None, :]) // WAVE
-    out = np.full(int(wave.max()) + 1, np.nan)
-    for w in range(len(out)):
-        m = (wave == w) & (off < 0.5)
-        if m.any():
-            out[w] = np.median(off[m])
+    keep = off < 0.5
+    return off[keep], wave[keep]
+
+
+def per_wave(start, end, N: int, how=np.median) -> np.ndarray:
+    """The partners' offset wave by wave (``how``: median or mean over the wave's partners; nan where none)."""
+    off, wave = pairs(start, end, N)
+    out = np.full(((N // 16) ** 2 - 1) // WAVE + 1, np.nan)
+    for w in np.unique(wave):
+        out[w] = how(off[wave == w])
     return out
 
 

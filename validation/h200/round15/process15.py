@@ -1,15 +1,16 @@
-"""Rounds 15-18: block columns near whole numbers a wave -> roundR/driftR.csv, roundR/modelR.csv.
+"""Rounds 15-19: block columns near whole numbers a wave -> roundR/driftR.csv, roundR/modelR.csv.
 
-    python validation/h200/round15/process15.py [R] [--pack TAR ...]   # R = 15 (default), 16, 17 or 18
+    python validation/h200/round15/process15.py [R] [--pack TAR ...]   # R = 15 (default), 16, 17, 18 or 19
       # ~4-10 min a round the first time (the model's curves, then cached in roundR/curvesR.json);
       # --pack: first store the device's trace archive(s) as roundR/raw/tracesR.npz (lossless)
 
 Per launch: clock, check, span, the partners' median start offset wave by wave (round 14's ``per_wave``) summarised by
-tenth and over the launch; ncu's DRAM bytes of one more launch per size. Per size, gemmsim's own bytes (``model_gb``:
-lockstep where ``column_drift_offsets`` holds the block columns in step, else its drifting run), the memory model
-lockstep, block columns 0.2 of a block apart (drifted), each traced launch's own offsets put through the model's
-bytes-against-offset curve ("given the drift"), and round 14's drift law applied as if the wave held a whole number
-of columns (``ceil(C)`` groups).
+tenth and over the launch, and the mean of the partners' offsets (``offset_pair_mean``); ncu's DRAM bytes of one more
+launch per size. Per size, gemmsim's own bytes (``model_gb``: ``simulate_memory_drifting``, the weighted mean of the
+memory model's runs stored by round19/model_grid19.py) and mean offset, the memory model lockstep, block columns 0.2
+of a block apart (drifted), each traced launch's own offsets put through the model's bytes-against-offset curve
+(wave medians: "given the drift"; every partner: "given the pairs"), and round 14's drift law applied as if the
+wave held a whole number of columns (``ceil(C)`` groups).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 H200 = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(H200), str(H200 / "round5"), str(H200 / "round12"), str(H200 / "round14")]
+sys.path[:0] = [str(H200), str(H200 / "round5"), str(H200 / "round12"), str(H200 / "round14"), str(H200 / "round19")]
 import drift_law14 as dl  # noqa: E402
 import process12 as p12  # noqa: E402
 from h200_io import number, raw_rows, write_rows  # noqa: E402
@@ -68,6 +69,10 @@ def ncu(rnd: Round) -> dict:
 
 
 def curves(rnd: Round) -> dict:
+    """{N: the model's DRAM bytes at each offset of the round's grid}: round 19's from its stored runs."""
+    if rnd.number == 19:
+        runs = model_runs(rnd)
+        return {N: [runs[str(N)][repr(float(d))] for d in rnd.grid] for N in rnd.sizes}
     path = rnd.dir / f"curves{rnd.number}.json"
     if path.exists():
         return {int(k): v for k, v in json.loads(path.read_text()).items()}
@@ -79,19 +84,34 @@ def curves(rnd: Round) -> dict:
     return out
 
 
-def model_own(N: int, curve, grid) -> float:
-    """What gemmsim itself gives (``simulate_gpu`` -> ``simulate_memory_drifting``): the lockstep run where
-    ``column_drift_offsets`` holds the columns in step, else its eight parts of the launch at their middle wave's
-    offset, each read off the bytes-against-offset curve (linear between grid points) instead of simulated."""
+def model_own(N: int, rnd: Round) -> float:
+    """What gemmsim itself gives (``simulate_gpu`` -> ``simulate_memory_drifting``): the weighted mean of the memory
+    model's runs at the offsets ``column_drift_weights`` gives for ``column_drift_offsets``' waves."""
+    import model_grid19 as mg
+
+    return mg.model_bytes(model_runs(rnd), N)
+
+
+def model_offset_mean(N: int) -> float:
+    """gemmsim's mean partner offset over the launch (``column_drift_offsets``; 0 where the columns cannot drift)."""
     import gemmsim.models.gpu_memory as gm
     import model_measured_schedule as mms
 
-    m, spec, occ, L, l1 = mms.setup("naive", N, "column")
+    m, spec, occ, L, _ = mms.setup("naive", N, "column")
     off = gm.column_drift_offsets(m, spec, L, occ.blocks_per_sm)
-    if off is None:
-        return float(curve[0])
-    mids = (np.arange(8) + 0.5) * len(off) / 8
-    return float(np.mean(np.interp(np.interp(mids, np.arange(len(off)) + 0.5, off), grid, curve)))
+    return 0.0 if off is None else float(off.mean())
+
+
+def given_pairs(pairs: tuple, runs: dict) -> float:
+    """A traced launch's bytes given its partner offsets: each partner's offset through the model's runs (linear
+    between their offsets, at most the largest), averaged over each wave's partners, then over the waves."""
+    xs = sorted(float(k) for k in runs)
+    ys = [runs[repr(x)] for x in xs]
+    off, wave = pairs
+    b = np.interp(off, xs, ys)
+    n = np.bincount(wave)
+    keep = n > 0
+    return float(np.mean(np.bincount(wave, b)[keep] / n[keep]))
 
 
 def main(argv: list[str]) -> int:
@@ -109,6 +129,8 @@ def main(argv: list[str]) -> int:
     drift = load_machine("h200").column_drift
     rows, model = [], []
     offs: dict = {}
+    pair_offs: dict = {}
+    runs = model_runs(rnd)
     for key, ln in zip(keys, lines):
         kv = dict(x.split("=", 1) for x in ln.split(",") if "=" in x)
         N = int(key.split("_")[0])
@@ -116,12 +138,14 @@ def main(argv: list[str]) -> int:
         smid, start, end = tr[key]
         off = dl.per_wave(start, end, N)
         offs.setdefault(N, []).append(off)
+        pair_offs.setdefault(N, []).append(dl.pairs(start, end, N))
         nw = len(off)
         tenth = [float(np.nanmedian(off[i * nw // 10:(i + 1) * nw // 10])) for i in range(10)]
         rows.append(dict(N=N, launch=2 if key.endswith("_2") else 1, blocks_per_column=N // 16,
                          columns_per_wave=round(1056 / (N // 16), 3), sm_mhz=int(kv["sm_mhz"]), max_rel_err=kv["max_rel_err"],
                          span_ms=float(kv["span_ms"]), offset_mean=round(float(np.nanmean(off)), 3),
-                         **{f"offset_tenth{i + 1}": round(x, 3) for i, x in enumerate(tenth)}))
+                         **{f"offset_tenth{i + 1}": round(x, 3) for i, x in enumerate(tenth)},
+                         offset_pair_mean=round(float(np.nanmean(dl.per_wave(start, end, N, np.mean))), 3)))
     for N in rnd.sizes:
         T = N // 16
         C = 1056 / T
@@ -130,13 +154,15 @@ def main(argv: list[str]) -> int:
         waves = -(-T * T // 1056)
         law = np.minimum(1 / np.ceil(C), rate * (np.arange(waves) + 0.5))
         meas = nc[N]
-        own = model_own(N, cv[N], rnd.grid)
+        own = model_own(N, rnd)
         model.append(dict(N=N, columns_per_wave=round(C, 3), ncu_gb=round(meas / 1e9, 2),
                           model_gb=round(own / 1e9, 2), ratio_model=round(own / meas, 3),
                           model_lockstep_gb=round(cv[N][0] / 1e9, 2), ratio_lockstep=round(cv[N][0] / meas, 3),
                           model_drifted_gb=round(cv[N][rnd.grid.index(0.2)] / 1e9, 2),
                           model_given_drift_gb=";".join(f"{g / 1e9:.2f}" for g in given),
-                          model_law_whole_gb=round(dl.launch_bytes_grid(rnd.grid, law, cv[N]) / 1e9, 2)))
+                          model_law_whole_gb=round(dl.launch_bytes_grid(rnd.grid, law, cv[N]) / 1e9, 2),
+                          model_offset_mean=round(model_offset_mean(N), 3),
+                          model_given_pairs_gb=";".join(f"{given_pairs(p, runs[str(N)]) / 1e9:.2f}" for p in pair_offs[N])))
     write_rows(rnd.dir / f"drift{rnd.number}.csv", rows)
     write_rows(rnd.dir / f"model{rnd.number}.csv", model)
     for r in rows:
