@@ -96,7 +96,7 @@ def start_stagger(spec: GPUKernelSpec) -> float:
     rule misses (validation/h200/round5/README.md, section 4), and the column order loses lockstep at a wave that
     changes from launch to launch (N = 4224 and 5632-8448, validation/h200/round7): there partners in neighbouring
     block columns do not catch up with each other, and each block column drifts as one group (``stagger_group``) --
-    at the rate ``column_drift_offsets`` gives (rounds 14-17).
+    at the rate ``column_drift_offsets`` gives (rounds 14-19).
     """
     return 0.0 if getattr(spec, "lockstep", False) else DEFAULT_STAGGER
 
@@ -129,9 +129,10 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
         o(w + 1) = min(1 / g, o(w) + r - (d / g) o(w)),
 
     and settles at g r / d. Formed on the traced offsets of rounds 15-17 (a free factor on d / g fitted there comes
-    out 0.97); a little more than a whole number of columns a wave (d near 1) holds the columns within a few
-    hundredths of a block, which the shared lines tie (the memory model's bytes are the lockstep's there). Each
-    value is the mean over its wave (o(w) and o(w + 1)). Row order (every block of a wave shares B's line),
+    out 0.97), tested on six new sizes (round 19: five within 1.5x of ncu's bytes; 4288 drifted in episodes past
+    g r / d). A little more than a whole number of columns a wave (d near 1) keeps the offset within a few
+    hundredths of a block, where the memory model reads the lockstep's bytes or a little more. Each value is the
+    mean over its wave (o(w) and o(w + 1)). Row order (every block of a wave shares B's line),
     machines without ``column_drift``, a launch of one wave and a wave of less than two columns give None. The rate
     is the naive kernel's at its own load (round 14: two to five times faster with 4-8 extra FMAs per k step), so it
     is applied only to lockstep kernels.

@@ -54,7 +54,16 @@ ROUNDS = {r.number: r for r in (
     Round(16, (8384, 8576, 8896, 9392), (8384, 8576, 8896, 9392), 2, (0.0, 0.05, 0.1, 0.2)),
     Round(17, (5824, 6016, 6400, 8320, 9088, 9984), (5824, 6016, 6400, 8320, 9088, 9984), 1, (0.0, 0.05, 0.1, 0.2, 0.3)),
     Round(18, (5952, 6080, 6272, 10240, 10752), (5952, 6080, 6272, 10240, 10752), 1, (0.0, 0.05, 0.1, 0.2)),
+    Round(19, (4288, 4352, 6208, 6528, 7680, 9728), (4288, 4352, 6208, 6528, 7680, 9728), 1,
+          (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)),
 )}
+
+
+def model_runs(rnd: Round) -> dict:
+    """The memory model's runs at ``simulate_memory_drifting``'s offsets for the round's sizes (round19/model_grid19.py;
+    rounds 15-18 share round19/grid15_18.json, seeded with their curves' points, which are the same runs)."""
+    name = "grid19.json" if rnd.number == 19 else "grid15_18.json"
+    return json.loads((H200 / "round19" / name).read_text())
 
 
 def ncu(rnd: Round) -> dict:
