@@ -1,6 +1,6 @@
-"""Rounds 15-19: block columns near whole numbers a wave -> roundR/driftR.csv, roundR/modelR.csv.
+"""Rounds 15-20: block columns near whole numbers a wave -> roundR/driftR.csv, roundR/modelR.csv.
 
-    python validation/h200/round15/process15.py [R] [--pack TAR ...]   # R = 15 (default), 16, 17, 18 or 19
+    python validation/h200/round15/process15.py [R] [--pack TAR ...]   # R = 15 (default), 16, ..., 20
       # ~4-10 min a round the first time (the model's curves, then cached in roundR/curvesR.json);
       # --pack: first store the device's trace archive(s) as roundR/raw/tracesR.npz (lossless)
 
@@ -56,14 +56,16 @@ ROUNDS = {r.number: r for r in (
     Round(18, (5952, 6080, 6272, 10240, 10752), (5952, 6080, 6272, 10240, 10752), 1, (0.0, 0.05, 0.1, 0.2)),
     Round(19, (4288, 4352, 6208, 6528, 7680, 9728), (4288, 4352, 6208, 6528, 7680, 9728), 1,
           (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)),
+    Round(20, (4288, 4416, 5248, 7936, 11264), (4288, 4416, 5248, 7936, 11264), 2,
+          (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)),
 )}
 
 
 def model_runs(rnd: Round) -> dict:
-    """The memory model's runs at ``simulate_memory_drifting``'s offsets for the round's sizes (round19/model_grid19.py;
-    rounds 15-18 share round19/grid15_18.json, seeded with their curves' points, which are the same runs)."""
-    name = "grid19.json" if rnd.number == 19 else "grid15_18.json"
-    return json.loads((H200 / "round19" / name).read_text())
+    """The memory model's runs at ``simulate_memory_drifting``'s offsets for the round's sizes (round19/model_grid19.py:
+    roundR/gridR.json; rounds 15-18 share round19/grid15_18.json, seeded with their curves' points, the same runs)."""
+    path = H200 / "round19" / "grid15_18.json" if rnd.number <= 18 else rnd.dir / f"grid{rnd.number}.json"
+    return json.loads(path.read_text())
 
 
 def ncu(rnd: Round) -> dict:
@@ -78,8 +80,8 @@ def ncu(rnd: Round) -> dict:
 
 
 def curves(rnd: Round) -> dict:
-    """{N: the model's DRAM bytes at each offset of the round's grid}: round 19's from its stored runs."""
-    if rnd.number == 19:
+    """{N: the model's DRAM bytes at each offset of the round's grid}: from round 19 on, from the stored runs."""
+    if rnd.number >= 19:
         runs = model_runs(rnd)
         return {N: [runs[str(N)][repr(float(d))] for d in rnd.grid] for N in rnd.sizes}
     path = rnd.dir / f"curves{rnd.number}.json"

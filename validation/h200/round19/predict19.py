@@ -1,6 +1,7 @@
-"""Round 19's predictions, from the stored model runs (grid19.json) -> predictions19.csv, written before measuring.
+"""A round's predictions (19 or later), from its stored model runs (roundR/gridR.json) -> roundR/predictionsR.csv,
+written before measuring.
 
-    python validation/h200/round19/predict19.py
+    python validation/h200/round19/predict19.py [R]       # R = 19 (default), 20
 
 Per size: block columns a wave C, slot groups g = ceil(C), shortfall d, round 14's rate r, where the offset settles
 (g r / d), gemmsim's mean partner offset over the launch and its DRAM bytes (``simulate_memory_drifting``: the
@@ -10,7 +11,6 @@ lockstep where r / d < 0.03, else the law's offsets min(1 / g, r (w + 1/2)) thro
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -21,8 +21,6 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 import model_grid19 as mg  # noqa: E402
 from h200_io import write_rows  # noqa: E402
-
-SIZES = (4288, 4352, 6208, 6528, 7680, 9728)
 
 
 def previous_rule(N: int, runs: dict) -> float:
@@ -38,12 +36,13 @@ def previous_rule(N: int, runs: dict) -> float:
     return float(np.mean(np.interp(off, xs, [runs[repr(x)] for x in xs])))
 
 
-def main() -> None:
+def main(R: int = 19) -> None:
     import process15 as p15
 
-    grid = json.loads((HERE / "grid19.json").read_text())
+    rnd = p15.ROUNDS[R]
+    grid = p15.model_runs(rnd)
     rows = []
-    for N in SIZES:
+    for N in rnd.sizes:
         T = N // 16
         C = 1056 / T
         g = math.ceil(C)
@@ -54,11 +53,11 @@ def main() -> None:
                          settles=round(g * r / d, 3) if d else "", model_offset_mean=round(p15.model_offset_mean(N), 3),
                          model_gb=round(own / 1e9, 2), lockstep_gb=round(grid[str(N)][repr(0.0)] / 1e9, 2),
                          previous_rule_gb=round(previous_rule(N, grid[str(N)]) / 1e9, 2)))
-    write_rows(HERE / "predictions19.csv", rows)
+    write_rows(rnd.dir / f"predictions{R}.csv", rows)
     for r in rows:
         print(r)
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE.parent / "round15"))
-    main()
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 19)
