@@ -1,8 +1,8 @@
-"""Rounds 7 and 15-19's figure -> figures/near_whole19.png.
+"""Rounds 7 and 15-20's figure -> figures/near_whole19.png.
 
     python validation/h200/round19/figures19.py
 
-The naive kernel in column order at 33 sizes (rounds 7, 15-19). Left: ncu's DRAM bytes over the memory model's
+The naive kernel in column order at 37 sizes (rounds 7, 15-20). Left: ncu's DRAM bytes over the memory model's
 lockstep bytes against how many block columns a wave holds, beside gemmsim (``gpu_memory.column_drift_offsets``:
 round 14's rate against a pull-back of d / g a wave, spread exponentially) and the rule it replaced (round 18's hold
 criterion); colour: the traced mean partner offset. Right: the traced mean partner offset against gemmsim's.
@@ -11,7 +11,6 @@ criterion); colour: the traced mean partner offset. Right: the traced mean partn
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from pathlib import Path
 
@@ -23,15 +22,17 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 H200 = HERE.parent
-sys.path[:0] = [str(H200), str(HERE)]
+sys.path[:0] = [str(H200), str(HERE), str(H200 / "round15"), str(H200 / "round5"), str(H200 / "round12"),
+                str(H200 / "round14")]
+import process15 as p15  # noqa: E402
 from h200_io import save_figure  # noqa: E402
 from predict19 import previous_rule  # noqa: E402
 
-ROUNDS = (15, 16, 17, 18, 19)
+ROUNDS = (15, 16, 17, 18, 19, 20)
 
 
 def rows() -> list[dict]:
-    grids = {r: json.loads((HERE / ("grid19.json" if r == 19 else "grid15_18.json")).read_text()) for r in ROUNDS}
+    grids = {r: p15.model_runs(p15.ROUNDS[r]) for r in ROUNDS}
     out = []
     for rnd in ROUNDS:
         traced: dict = {}
