@@ -1,6 +1,6 @@
-"""Rounds 15-20: block columns near whole numbers a wave -> roundR/driftR.csv, roundR/modelR.csv.
+"""Rounds 15-21: block columns near whole numbers a wave -> roundR/driftR.csv, roundR/modelR.csv.
 
-    python validation/h200/round15/process15.py [R] [--pack TAR ...]   # R = 15 (default), 16, ..., 20
+    python validation/h200/round15/process15.py [R] [--pack TAR ...]   # R = 15 (default), 16, ..., 21
       # ~4-10 min a round the first time (the model's curves, then cached in roundR/curvesR.json);
       # --pack: first store the device's trace archive(s) as roundR/raw/tracesR.npz (lossless)
 
@@ -58,6 +58,7 @@ ROUNDS = {r.number: r for r in (
           (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)),
     Round(20, (4288, 4416, 5248, 7936, 11264), (4288, 4416, 5248, 7936, 11264), 2,
           (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)),
+    Round(21, (11136, 11392), (11136, 11392), 1, (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2)),
 )}
 
 
