@@ -1,8 +1,8 @@
-"""Rounds 7 and 15-20's figure -> figures/near_whole19.png.
+"""Rounds 7 and 15-21's figure -> figures/near_whole19.png.
 
     python validation/h200/round19/figures19.py
 
-The naive kernel in column order at 37 sizes (rounds 7, 15-20). Left: ncu's DRAM bytes over the memory model's
+The naive kernel in column order at 39 sizes (rounds 7, 15-21). Left: ncu's DRAM bytes over the memory model's
 lockstep bytes against how many block columns a wave holds, beside gemmsim (``gpu_memory.column_drift_offsets``:
 round 14's rate against a pull-back of d / g a wave, spread exponentially) and the rule it replaced (round 18's hold
 criterion); colour: the traced mean partner offset. Right: the traced mean partner offset against gemmsim's.
@@ -28,7 +28,7 @@ import process15 as p15  # noqa: E402
 from h200_io import save_figure  # noqa: E402
 from predict19 import previous_rule  # noqa: E402
 
-ROUNDS = (15, 16, 17, 18, 19, 20)
+ROUNDS = (15, 16, 17, 18, 19, 20, 21)
 
 
 def rows() -> list[dict]:

@@ -1,4 +1,4 @@
-"""How partner offsets spread about their wave's mean, rounds 15-20 -> spread19.csv.
+"""How partner offsets spread about their wave's mean, rounds 15-21 -> spread19.csv.
 
     python validation/h200/round19/spread19.py       # ~1 min (reads the rounds' trace archives)
 
@@ -35,7 +35,7 @@ def scaled(start, end, N: int) -> tuple[np.ndarray, float]:
     return off[keep] / mean[wave][keep], float(mean[n > 0].mean())
 
 
-def main(rounds=(15, 16, 17, 18, 19, 20)) -> list[dict]:
+def main(rounds=(15, 16, 17, 18, 19, 20, 21)) -> list[dict]:
     rows, pool = [], {"edge": [], "rest": []}
     for R in rounds:
         rnd = p15.ROUNDS[R]
