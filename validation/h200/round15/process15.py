@@ -1,7 +1,8 @@
 """Rounds 15-21: block columns near whole numbers a wave -> roundR/driftR.csv, roundR/modelR.csv.
 
     python validation/h200/round15/process15.py [R] [--pack TAR ...]   # R = 15 (default), 16, ..., 21
-      # ~4-10 min a round the first time (the model's curves, then cached in roundR/curvesR.json);
+      # rounds 15-18: ~4-10 min the first time (the model's curves, then cached in roundR/curvesR.json);
+      # from round 19 on the model's runs come first: python validation/h200/round19/model_grid19.py roundR/gridR.json N ...
       # --pack: first store the device's trace archive(s) as roundR/raw/tracesR.npz (lossless)
 
 Per launch: clock, check, span, the partners' median start offset wave by wave (round 14's ``per_wave``) summarised by
