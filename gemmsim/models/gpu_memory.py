@@ -54,6 +54,7 @@ shorter prefix shares the longer one's rounds up to the first round in which a l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from numba import njit
@@ -113,6 +114,14 @@ DRIFT_QUANTILES = 8
 DRIFT_GRID = (0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.3)
 
 
+#: Waves after which the block columns meet the same slot groups again (C = p / q block columns a wave, q in lowest
+#: terms) at which they stay tied: the H200 holds them in step at C = 3/2 (N = 11264) and 4/3 (12672), where their
+#: neighbours drift (rounds 20-22), and at 8/3 (6336, round 23, predicted before measuring; its neighbours drift in
+#: episodes); 11/3 (4608) and 11/2 (3072) hold too. Not at q = 1 (a whole number: each column keeps its slot group
+#: and drifts), 4 (11/4, 6144: episodes), 5 or 6 (8/5, 11/6: drift).
+TIED_PERIODS = (2, 3)
+
+
 def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int) -> np.ndarray | None:
     """How far apart neighbouring block columns of a lockstep kernel start, wave by wave (the mean over the wave's
     partners, block times), or None where they cannot drift.
@@ -133,7 +142,9 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     g r / d). A little more than a whole number of columns a wave (d near 1) keeps the offset within a few
     hundredths of a block, where the memory model reads the lockstep's bytes or a little more. Each value is the
     mean over its wave (o(w) and o(w + 1)). Row order (every block of a wave shares B's line),
-    machines without ``column_drift``, a launch of one wave and a wave of less than two columns give None. The rate
+    machines without ``column_drift``, a launch of one wave, a wave of less than two columns and a wave of p / q
+    columns with q in ``TIED_PERIODS`` (the columns come back to the same slot groups every two or three waves and
+    stay tied, rounds 20-23) give None. The rate
     is the naive kernel's at its own load (round 14: two to five times faster with 4-8 extra FMAs per k step), so it
     is applied only to lockstep kernels.
     """
@@ -144,7 +155,7 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     n_total = tiles_m * -(-layout.N // spec.BN)
     slots = machine.sms * blocks_per_sm
     groups = -(-slots // tiles_m)
-    if groups < 2 or n_total <= slots:
+    if groups < 2 or n_total <= slots or Fraction(slots, tiles_m).denominator in TIED_PERIODS:
         return None
     rate = drift.per_wave * (tiles_m / drift.reference_tiles) ** drift.exponent
     pull = (groups - slots / tiles_m) / groups  # d / g
