@@ -5,7 +5,8 @@
 The naive kernel in column order at 39 sizes (rounds 7, 15-21). Left: ncu's DRAM bytes over the memory model's
 lockstep bytes against how many block columns a wave holds, beside gemmsim (``gpu_memory.column_drift_offsets``:
 round 14's rate against a pull-back of d / g a wave, spread exponentially) and the rule it replaced (round 18's hold
-criterion); colour: the traced mean partner offset. Right: the traced mean partner offset against gemmsim's.
+criterion); colour: the traced mean partner offset. Right: the traced mean partner offset against gemmsim's (sizes
+the model holds in step, ``TIED_PERIODS``, are named, not plotted).
 """
 
 from __future__ import annotations
@@ -81,7 +82,11 @@ def main() -> None:
     ax.legend(fontsize=8, loc="upper right")
     ax.set_ylim(0.8, 3.2)
     fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, pad=0.01, label="traced mean partner offset (blocks)")
-    pts = [r for r in data if r["traced"] is not None]
+    pts = [r for r in data if r["traced"] is not None and r["model_offset"] > 0]
+    still = sorted({r["N"] for r in data if r["traced"] is not None and r["model_offset"] == 0})
+    if still:
+        bx.text(0.98, 0.02, "held in step by the model (C = p/q, q = 2 or 3), off the log axes: "
+                + ", ".join(map(str, still)), transform=bx.transAxes, ha="right", va="bottom", fontsize=7.5)
     x = np.array([r["model_offset"] for r in pts])
     y = np.array([r["traced"] for r in pts])
     bx.scatter(x, y, s=24, color=[f"C{r['round'] - 15}" for r in pts], edgecolor="k", lw=0.3, zorder=3)
