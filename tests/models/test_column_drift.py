@@ -1,9 +1,10 @@
-"""Block columns of a lockstep kernel drifting apart in column order (issue 11; validation/h200/round14).
+"""Block columns of a lockstep kernel drifting apart in column order (issue 11; validation/h200/round14-round23).
 
 ``column_drift_offsets`` gives, wave by wave, how far apart neighbouring block columns start: the machine's measured
-rate (``column_drift``) until they are evenly spaced, where the resident blocks are a whole number of block columns
-or a little less (the hold criterion); ``simulate_memory_drifting`` averages the memory model over the launch's parts
-at those offsets.
+rate (``column_drift``) against a pull-back of d / g of the offset a wave where a wave holds less than a whole number
+of them, until they are evenly spaced; none where C = p / q columns a wave with q in ``TIED_PERIODS``.
+``column_drift_weights`` spreads each wave's offset exponentially over grid offsets and ``simulate_memory_drifting``
+weights the memory model's runs there.
 """
 
 from __future__ import annotations
