@@ -2,12 +2,16 @@
 // N x N fp32, row or column block order, with the operands placed three ways:
 //   sep:  three cudaMalloc's, A, B, C (as round 3);
 //   swap: one buffer, B first, then A, then C (each at a 2 MiB boundary);
-//   pad:  as sep, rows ld = N + 32 floats apart (a row stride that is not a multiple of 4 KiB).
-// Usage: ./asym24 N order(row|column) layout(sep|swap|pad)  -> one warm-up launch, then one launch whose clock and
+//   pad:  as sep, rows ld = N + 32 floats apart (a row stride that is not a multiple of 4 KiB);
+//   randS (S = 1, 2, ...): one buffer of 8 slots, each the matrix size rounded up to 2 MiB plus 8 MiB; A, B and C in
+//         three slots of a permutation drawn with seed S, each 0-3 2 MiB pages into its slot (same seed).
+// Usage: ./asym24 N order(row|column) layout(sep|swap|pad|randS)  -> one warm-up launch, then one launch whose clock and
 // 64 checked elements of C (against float64 on the host) go to stderr as
 //   launch,N,order,layout,ld,sm_mhz,max_rel_err,ms
 // Run it under ncu with --launch-skip 1 --launch-count 1 for the second launch's counters.
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -57,6 +61,15 @@ int main(int argc, char** argv) {
   if (layout == "swap") {
     CHECK(cudaMalloc(&buf, 3 * span));
     B = buf; A = (float*)((char*)buf + span); C = (float*)((char*)buf + 2 * span);
+  } else if (layout.rfind("rand", 0) == 0) {
+    const size_t stride = span + 4 * two_mib;  // a slot: the matrix and room to move it by up to 3 pages
+    CHECK(cudaMalloc(&buf, 8 * stride));
+    std::mt19937 rng(std::atoi(layout.c_str() + 4));
+    int slot[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    std::shuffle(slot, slot + 8, rng);
+    float* p[3];
+    for (int i = 0; i < 3; ++i) p[i] = (float*)((char*)buf + slot[i] * stride + (rng() % 4) * two_mib);
+    A = p[0]; B = p[1]; C = p[2];
   } else {
     CHECK(cudaMalloc(&A, bytes)); CHECK(cudaMalloc(&B, bytes)); CHECK(cudaMalloc(&C, bytes));
   }
