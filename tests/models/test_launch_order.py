@@ -26,7 +26,12 @@ ROUND3 = ROOT / "validation" / "h200" / "round3"
 #: bytes differ by more than 10 % that the model does not rank the same way (validation/h200/round3/README.md); a
 #: change that fixes one or breaks another fails ``test_stored_launch_order_model_against_h200`` until they are updated.
 KNOWN_MISSES: set = set()
-KNOWN_RANK_MISSES = {("tiled_smem", 3072, "row", "column")}
+KNOWN_RANK_MISSES: set = set()
+#: (kernel, N) whose row/column gap reverses with where the operands lie (validation/h200/round24: the tiled kernel at
+#: 3072 reads 1.12-1.18x in row order with A, B, C in three allocations, 0.90x with B placed before A in one buffer),
+#: so the gap is not the order's; the ranking check leaves their row/column pair out
+#: (``test_the_tiled_gap_follows_the_placement`` checks the reversal).
+PLACEMENT_DEPENDENT = {("tiled_smem", 3072)}
 
 
 def test_start_stagger_follows_the_kernel_and_its_order():
@@ -119,7 +124,8 @@ def _order_rows():
 def test_stored_launch_order_model_against_h200():
     """validation/h200/round3/model_order.csv, the model with its default stagger against ncu on the H200 (run 3):
     within 1.5x of the measured DRAM bytes in every simulated case except ``KNOWN_MISSES``, and every pair of orders
-    ranked as measured except ``KNOWN_RANK_MISSES``. The rows are computed by model_order.py (minutes a case)."""
+    ranked as measured except ``KNOWN_RANK_MISSES`` (row against column left out for ``PLACEMENT_DEPENDENT``). The
+    rows are computed by model_order.py (minutes a case)."""
     rows = _order_rows()
     assert {(r["kernel"], int(r["N"])) for r in rows} >= {(k, n) for k in ("naive", "tiled_smem") for n in (2048, 3072, 4096)}
     miss = {(r["kernel"], int(r["N"]), r["order"]) for r in rows if not 1 / 1.5 <= float(r["ratio_model_measured"]) <= 1.5}
@@ -129,6 +135,8 @@ def test_stored_launch_order_model_against_h200():
     for (k, n, a), ra in by.items():
         for (k2, n2, b), rb in by.items():
             if (k2, n2) != (k, n) or a == b:
+                continue
+            if (k, n) in PLACEMENT_DEPENDENT and {a, b} == {"row", "column"}:
                 continue
             if float(ra["measured_dram_bytes_read"]) > 1.1 * float(rb["measured_dram_bytes_read"]):
                 if not float(ra["model_dram_bytes_read"]) > float(rb["model_dram_bytes_read"]):
@@ -394,3 +402,19 @@ def test_cp_async_gemm_blocks_read_dram_as_in_lockstep():
             assert spread > 1.45 * ncu
         else:
             assert lock < 0.8 * ncu <= spread * 1.01 or r["kernel"] == "mma_128x128_w2x2"
+
+
+def test_the_tiled_gap_follows_the_placement():
+    """validation/h200/round24/asym24.csv (ncu, one launch each): the tiled kernel at N = 3072 reads more in row order
+    than in column order with A, B and C in three allocations (round 3's placement, twice) and less with B before A in
+    one buffer, so the measured ranking is the placement's, not the order's; at every size and placement gemmsim is
+    within 1.5x of each launch and keeps the orders within 3 % (it has no physical pages to place)."""
+    rows = list(csv.DictReader((ROOT / "validation" / "h200" / "round24" / "asym24.csv").open()))
+    ratio = {(int(r["N"]), r["placement"], int(r["repeat"])): float(r["row_over_column"]) for r in rows}
+    assert ratio[(3072, "sep", 1)] > 1.1 and ratio[(3072, "sep", 2)] > 1.1
+    assert ratio[(3072, "swap", 1)] < 1 / 1.05
+    for r in rows:
+        if r["gemmsim_gb"]:
+            assert 1 / 1.5 <= float(r["gemmsim_gb"]) / float(r["dram_gb"]) <= 1.5, r
+            assert abs(float(r["gemmsim_row_over_column"]) - 1) < 0.03, r
+    assert {(k[0], k[1]) for k in ratio} == {(3072, "sep"), (3072, "swap"), (3072, "pad"), (3008, "sep"), (3136, "sep")}
