@@ -407,8 +407,9 @@ def test_cp_async_gemm_blocks_read_dram_as_in_lockstep():
 def test_the_tiled_gap_follows_the_placement():
     """validation/h200/round24/asym24.csv (ncu, one launch each): the tiled kernel at N = 3072 reads more in row order
     than in column order with A, B and C in three allocations (round 3's placement, twice) and less with B before A in
-    one buffer, so the measured ranking is the placement's, not the order's; at every size and placement gemmsim is
-    within 1.5x of each launch and keeps the orders within 3 % (it has no physical pages to place)."""
+    one buffer, and over eight random placements (round 24b) the ratio lies on both sides of 1 with a median near 1,
+    so the measured ranking is the placement's, not the order's; at every size and placement gemmsim can express it
+    is within 1.5x of each launch and keeps the orders within 3 % (it has no physical pages to place)."""
     rows = list(csv.DictReader((ROOT / "validation" / "h200" / "round24" / "asym24.csv").open()))
     ratio = {(int(r["N"]), r["placement"], int(r["repeat"])): float(r["row_over_column"]) for r in rows}
     assert ratio[(3072, "sep", 1)] > 1.1 and ratio[(3072, "sep", 2)] > 1.1
@@ -417,4 +418,7 @@ def test_the_tiled_gap_follows_the_placement():
         if r["gemmsim_gb"]:
             assert 1 / 1.5 <= float(r["gemmsim_gb"]) / float(r["dram_gb"]) <= 1.5, r
             assert abs(float(r["gemmsim_row_over_column"]) - 1) < 0.03, r
-    assert {(k[0], k[1]) for k in ratio} == {(3072, "sep"), (3072, "swap"), (3072, "pad"), (3008, "sep"), (3136, "sep")}
+    rand = [v for k, v in ratio.items() if k[1].startswith("rand")]  # round 24b: eight random 2 MiB placements
+    assert len(rand) == 8 and min(rand) < 0.97 and max(rand) > 1.03 and abs(float(np.median(rand)) - 1) < 0.08
+    assert {(k[0], k[1]) for k in ratio if not k[1].startswith("rand")} == {
+        (3072, "sep"), (3072, "swap"), (3072, "pad"), (3008, "sep"), (3136, "sep")}

@@ -8,8 +8,8 @@
   at l * 128): per probe set, the loads far (> 400 cycles), the chunks whose 32 lines agree, the within-page address
   bits whose flip flips the home, and how many 2 MiB pages one parity of those bits (and a constant per page) fits
   (the first probe of every 32 MiB left out: it also pays a TLB miss, 452-575 cycles where the chunk is near).
-* ``asym24.csv``: ncu's counters of the tiled kernel per N, placement, order and repeat, with gemmsim's bytes and
-  the row / column ratio of each.
+* ``asym24.csv``: ncu's counters of the tiled kernel per N, placement (round 24b: ``rand1``-``rand8``), order and
+  repeat, with gemmsim's bytes and the row / column ratio of each.
 * ``drift24.csv``: per naive launch, traced and profiled together: the partners' mean offset, ncu's bytes of that
   same launch, the memory model given that launch's offsets (``round15/process15.py: given_pairs``) and gemmsim's own.
 """
@@ -85,8 +85,8 @@ def ncu_rows(tar: str, pattern: str) -> dict:
 
 def gemmsim_tiled(N: int, layout: str, order: str, cache: dict) -> float | None:
     """gemmsim's DRAM bytes of the tiled kernel: ``sep`` as its default layout (A, B, C one after another), ``pad``
-    with ``layout: {pad: 32}``; ``swap`` (B before A) it cannot place, so None."""
-    if layout == "swap":
+    with ``layout: {pad: 32}``; ``swap`` (B before A) and the random placements it cannot place, so None."""
+    if layout == "swap" or layout.startswith("rand"):
         return None
     key = f"{N}_{layout}_{order}"
     if key not in cache:
@@ -101,14 +101,15 @@ def gemmsim_tiled(N: int, layout: str, order: str, cache: dict) -> float | None:
 
 
 def asym() -> list[dict]:
-    nc = ncu_rows("ncu_asym24.tar.gz", r"asym_(\d+)_(\w+?)_(row|column)_(\d)\.csv")
     path = HERE / "asym_model24.json"
     cache = json.loads(path.read_text()) if path.exists() else {}
-    launches = {}
-    for ln in tarfile.open(HERE / "raw" / "ncu_asym24.tar.gz").extractfile("launches.txt").read().decode().splitlines():
-        if ln.startswith("launch,"):
-            f = ln.split(",")
-            launches.setdefault((f[1], f[3], f[2]), []).append(dict(x.split("=", 1) for x in f if "=" in x))
+    nc, launches = {}, {}
+    for tar in ("ncu_asym24.tar.gz", "ncu_asym24b.tar.gz"):  # 24b: the random placements
+        nc.update(ncu_rows(tar, r"asym_(\d+)_(\w+?)_(row|column)_(\d)\.csv"))
+        for ln in tarfile.open(HERE / "raw" / tar).extractfile("launches.txt").read().decode().splitlines():
+            if ln.startswith("launch,"):
+                f = ln.split(",")
+                launches.setdefault((f[1], f[3], f[2]), []).append(dict(x.split("=", 1) for x in f if "=" in x))
     rows = []
     for (n, lay, order, rep), r in sorted(nc.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][3], kv[0][2] != "row")):
         N = int(n)
