@@ -182,15 +182,36 @@ def replayed(kernel: str, n: int, order: str) -> float | None:
     return mod.launch_estimate(rows, kernel, n, order, blocks, wave) if blocks else None
 
 
+def fig_placement(ax) -> None:
+    """Round 24: the tiled kernel at N = 3072, row and column order, with its operands placed 12 ways (ncu, one launch
+    each), against gemmsim's bytes (one line per order: it has no physical pages to place)."""
+    rows = [r for r in csv.DictReader((HERE / "round24" / "asym24.csv").open()) if r["N"] == "3072"]
+    keys = sorted({(r["placement"], r["repeat"]) for r in rows}, key=lambda k: (not k[0].startswith("sep"), k[0], k[1]))
+    names = [f"{p}{'' if p.startswith('rand') or (p, '2') not in keys else ' ' + r}" for p, r in keys]
+    by = {(r["placement"], r["repeat"], r["order"]): float(r["dram_gb"]) for r in rows}
+    x = np.arange(len(keys))
+    for order, color, dx in (("row", "C0", -0.15), ("column", "C1", 0.15)):
+        ax.plot(x + dx, [by[(p, r, order)] for p, r in keys], "o", color=color, label=f"{order} order, measured")
+        sim = next(float(r["gemmsim_gb"]) for r in rows if r["placement"] == "sep" and r["order"] == order)
+        ax.axhline(sim, color=color, ls="--", lw=1, label=f"{order} order, gemmsim (any placement)")
+    ax.set_xticks(x, names, rotation=60, fontsize=7)
+    ax.set(ylabel="DRAM bytes read (GB)", ylim=(0.4, 1.2),
+           title="tiled, N = 3072: where A, B, C lie (round 24)")
+    ax.legend(fontsize=6.5, loc="upper left")
+    ax.annotate("sep: three cudaMalloc's (round 3's)\nswap: B before A; pad: rows + 32\nrand: random 2 MiB placements",
+                (0.02, 0.03), xycoords="axes fraction", fontsize=7, color="0.3")
+
+
 def fig_launch_order() -> None:
     """Round 3: DRAM bytes read by launch order, naive 16x16 and tiled 32x32 SGEMM, measured and model; round 5:
     the model replayed with the measured block starts where its own schedule misses; rounds 7-7c: every ncu launch
-    of the naive kernel at N = 4224-8448 over the model's bytes (with round 14's drift of block columns)."""
+    of the naive kernel at N = 4224-8448 over the model's bytes (with round 14's drift of block columns); round 24: the
+    tiled kernel at 3072 with its operands placed 12 ways."""
     meas = [r for r in csv.DictReader((HERE / "round3" / "order_l2.csv").open()) if r["run"] == "run3"]
     mpath = HERE / "round3" / "model_order.csv"
     model = list(csv.DictReader(mpath.open())) if mpath.is_file() else []
-    fig = Figure(figsize=(15, 4.6))
-    axes = fig.subplots(1, 3)
+    fig = Figure(figsize=(19, 4.6))
+    axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1.15, 0.9]})
     for ax, (kname, mname, title) in zip(axes[:2], (("naive16", "naive", "naive, 16 x 16 threads, one C element each"),
                                                  ("tiled32", "tiled_smem", "tiled, 32 x 32 shared-memory tiles"))):
         starred = False
@@ -234,6 +255,7 @@ def fig_launch_order() -> None:
     ax.set(xlabel="N (red: a wave holds whole block columns; there they drift)",
            ylabel="DRAM bytes read / model", ylim=(0.5, 2.3), title="naive kernel, rounds 7-7c: launches against the model")
     ax.legend(fontsize=7, loc="upper right")
+    fig_placement(axes[3])
     fig.suptitle("Launch order on the H200 (ncu dram__bytes_read.sum, cold L2) against gemmsim's memory model "
                  "\n(naive: blocks in lockstep, block columns drifting apart at the red sizes (round 14); tiled: spread over a block; "
                  "stars: the model run on the block starts the H200 traced)", fontsize=9)
