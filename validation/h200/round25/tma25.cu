@@ -12,7 +12,11 @@
 // Checks: after its last wait every thread of a block sums part of the last tile in shared memory (a sum over the
 // whole tile, so the swizzle does not matter) and the host compares it with the tile's known contents.
 // Timing: thread 0's clock64 and %globaltimer around the loop; clock = d(clock64) / d(globaltimer).
-// Usage: ./tma25 > tma25.csv  (a sweep; one row per configuration: the median block's bytes per clock, and the chip's)
+// Round 25b (./tma25 b): the same kernel as bursts (mode 1: issue S boxes, wait for all, again) and with two producer
+// warps (mode 2: threads 0 and 32, each with its own S stages and half the boxes), and the DRAM case again with each
+// block's tiles (tiles / SMs) apart (round 25's blocks, 37 tiles apart, mostly read each other's tiles from L2).
+// Usage: ./tma25 [b] > tma25[b].csv  (a sweep; one row per configuration: the median block's bytes per clock, and the
+// chip's)
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -20,6 +24,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
@@ -51,7 +56,8 @@ struct Out { unsigned long long c0, c1, g0, g1; float sum; int smid; };
 
 // Tile t of a tensor of tiles_y x tiles_x boxes: box (ty, tx) -> element coordinates (x = tx * 64, y = ty * rows).
 __global__ void __launch_bounds__(128, 1)
-tma_stream(const __grid_constant__ CUtensorMap map, int rows, int stages, int tiles_x, int tiles, int iters, int active, Out* out) {
+tma_stream(const __grid_constant__ CUtensorMap map, int rows, int stages, int tiles_x, int tiles, int iters, int active,
+           int mode, long long first_stride, Out* out) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   if ((int)blockIdx.x >= active) return;
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);  // 128-byte swizzle: 1 KiB aligned
@@ -59,28 +65,44 @@ tma_stream(const __grid_constant__ CUtensorMap map, int rows, int stages, int ti
   const unsigned box = rows * COLS * 2;
   const int b = blockIdx.x;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) mbar_init(smem_u32(&bars[s]), 1);
+    for (int s = 0; s < 2 * stages && s < 14; ++s) mbar_init(smem_u32(&bars[s]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   unsigned long long c0 = 0, c1 = 0, g0 = 0, g1 = 0;
   int last_stage = 0;
-  if (threadIdx.x == 0) {
+  // Producers: thread 0 (mode 0, 1), or threads 0 and 32 (mode 2: two warps, each with its own `stages` stages and
+  // half the boxes). Block b starts at tile b * first_stride.
+  const int producers = mode == 2 ? 2 : 1;
+  const int me = threadIdx.x == 0 ? 0 : (mode == 2 && threadIdx.x == 32 ? 1 : -1);
+  if (me >= 0) {
+    const int base = me * stages, n = iters / producers;
+    const long long first = (long long)b * first_stride + (long long)me * n;
     auto issue = [&](int t, int s) {
-      const int tile = (int)(((long long)b * 37 + t) % tiles);
-      mbar_expect(smem_u32(&bars[s]), box);
-      tma_load(smem_u32(smem + (size_t)s * box), &map, (tile % tiles_x) * COLS, (tile / tiles_x) * rows, smem_u32(&bars[s]));
+      const int tile = (int)((first + t) % tiles);
+      mbar_expect(smem_u32(&bars[base + s]), box);
+      tma_load(smem_u32(smem + (size_t)(base + s) * box), &map, (tile % tiles_x) * COLS, (tile / tiles_x) * rows,
+               smem_u32(&bars[base + s]));
     };
     g0 = gtimer(); c0 = clock64();
-    for (int t = 0; t < stages && t < iters; ++t) issue(t, t);
-    for (int t = 0; t < iters; ++t) {
-      const int s = t % stages;
-      mbar_wait(smem_u32(&bars[s]), (t / stages) & 1);
-      if (t + stages < iters) issue(t + stages, s);
-      last_stage = s;
+    if (mode == 1) {  // bursts: issue `stages` boxes, wait for all of them, again
+      for (int t = 0; t < n; t += stages) {
+        for (int s = 0; s < stages; ++s) issue(t + s, s);
+        for (int s = 0; s < stages; ++s) mbar_wait(smem_u32(&bars[s]), (t / stages) & 1);
+      }
+      last_stage = stages - 1;
+    } else {  // a stream: `stages` boxes always in flight
+      for (int t = 0; t < stages && t < n; ++t) issue(t, t);
+      for (int t = 0; t < n; ++t) {
+        const int s = t % stages;
+        mbar_wait(smem_u32(&bars[base + s]), (t / stages) & 1);
+        if (t + stages < n) issue(t + stages, s);
+        last_stage = base + s;
+      }
     }
     c1 = clock64(); g1 = gtimer();
-    bars[15] = (unsigned long long)last_stage;
+    if (me == 0) bars[15] = (unsigned long long)last_stage;
+    if (me == 1) bars[14] = c1 - c0;
   }
   __syncthreads();
   last_stage = (int)bars[15];
@@ -95,6 +117,7 @@ tma_stream(const __grid_constant__ CUtensorMap map, int rows, int stages, int ti
     float s = 0.f;
     for (int i = 0; i < 128; ++i) s += red[i];
     unsigned sm; asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    if (mode == 2 && bars[14] > c1 - c0) c1 = c0 + bars[14];  // the slower of the two producers
     out[b] = Out{c0, c1, g0, g1, s, (int)sm};
   }
 }
@@ -111,7 +134,8 @@ static double tile_sum(long long ty, long long tx, int rows, int width) {  // th
   return s;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const bool round_b = argc > 1 && std::string(argv[1]) == "b";
   int nsm = 0; CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
   int smem_max = 0; CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   CK(cudaFuncSetAttribute(tma_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max - 1024));
@@ -121,19 +145,32 @@ int main() {
   fill<<<1024, 256>>>(data, rows_big * width, width); CK(cudaDeviceSynchronize());
   Out* d_out; CK(cudaMalloc(&d_out, nsm * sizeof(Out)));
   std::vector<Out> h(nsm);
-  printf("source,swizzle,box_rows,box_bytes,stages,active_sms,iters,sm_mhz,median_b_per_clk,min_b_per_clk,max_b_per_clk,chip_gb_s,bad_sums,distinct_sms\n");
-  struct Cfg { int big, swz, rows, stages, active, iters; };
+  printf("mode,source,swizzle,box_rows,box_bytes,stages,active_sms,iters,sm_mhz,median_b_per_clk,min_b_per_clk,max_b_per_clk,chip_gb_s,bad_sums,distinct_sms\n");
+  struct Cfg { int big, swz, rows, stages, active, iters, mode, spread; };
   std::vector<Cfg> cfgs;
-  for (int swz : {1, 0})
+  const long long room = smem_max - 3072;
+  auto fits = [&](int rows, int st, int mode) { return (long long)st * (mode == 2 ? 2 : 1) * rows * COLS * 2 <= room; };
+  if (!round_b) {  // round 25
+    for (int swz : {1, 0})
+      for (int rows : {64, 128, 256})
+        for (int st : {1, 2, 4, 8})
+          if (fits(rows, st, 0)) cfgs.push_back({0, swz, rows, st, 1, 4000, 0, 0});
+    for (int act : {2, 8, 16, 33, 66, 99, 132})
+      for (int rows : {128, 256}) cfgs.push_back({0, 1, rows, 4, act, 2000, 0, 0});
+    for (int act : {1, 16, 66, 132})
+      for (int rows : {128, 256}) cfgs.push_back({1, 1, rows, 4, act, 2000, 0, 0});
+  } else {  // round 25b: bursts, two producers, DRAM with the blocks' tiles apart
+    cfgs.push_back({0, 1, 128, 4, 1, 4000, 0, 0});  // round 25's stream again
     for (int rows : {64, 128, 256})
-      for (int st : {1, 2, 4, 8}) {
-        if ((long long)st * rows * COLS * 2 > smem_max - 3072) continue;
-        cfgs.push_back({0, swz, rows, st, 1, 4000});
-      }
-  for (int act : {2, 8, 16, 33, 66, 99, 132})
-    for (int rows : {128, 256}) cfgs.push_back({0, 1, rows, 4, act, 2000});
-  for (int act : {1, 16, 66, 132})
-    for (int rows : {128, 256}) cfgs.push_back({1, 1, rows, 4, act, 2000});
+      for (int st : {1, 2, 4, 8})
+        if (fits(rows, st, 1)) cfgs.push_back({0, 1, rows, st, 1, 4000, 1, 0});
+    for (int rows : {64, 128, 256})
+      for (int st : {1, 2, 4})
+        if (fits(rows, st, 2)) cfgs.push_back({0, 1, rows, st, 1, 4000, 2, 0});
+    for (int act : {16, 132}) cfgs.push_back({0, 1, 128, 4, act, 2000, 2, 0});
+    for (int act : {1, 16, 66, 132})
+      for (int rows : {128, 256}) cfgs.push_back({1, 1, rows, 4, act, 2000, 0, 1});
+  }
   // The driver's cuTensorMapEncodeTiled through the runtime (no -lcuda at link time).
   PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
   cudaDriverEntryPointQueryResult q;
@@ -153,10 +190,11 @@ int main() {
                                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) { fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) rows %d\n", (int)r, c.rows); return 1; }
     const int tiles_x = width / COLS, tiles = (int)(rows_t / c.rows) * tiles_x;
+    const long long stride = c.spread ? tiles / nsm : 37;  // block b's first tile: b * stride
     const size_t smem = smem_max - 1024;  // one block per SM
     for (int rep = 0; rep < 2; ++rep) {  // rep 0 warms the L2 (and the clocks); rep 1 is recorded
       CK(cudaMemset(d_out, 0, nsm * sizeof(Out)));
-      tma_stream<<<nsm, 128, smem>>>(map, c.rows, c.stages, tiles_x, tiles, c.iters, c.active, d_out);
+      tma_stream<<<nsm, 128, smem>>>(map, c.rows, c.stages, tiles_x, tiles, c.iters, c.active, c.mode, stride, d_out);
       CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
     }
     CK(cudaMemcpy(h.data(), d_out, nsm * sizeof(Out), cudaMemcpyDeviceToHost));
@@ -171,7 +209,7 @@ int main() {
       bpc.push_back(box * c.iters / (double)(o.c1 - o.c0));
       dc += (double)(o.c1 - o.c0); dg += (double)(o.g1 - o.g0);
       gmin = std::min(gmin, o.g0); gmax = std::max(gmax, o.g1);
-      const int last = c.iters - 1, tile = (int)(((long long)b * 37 + last) % tiles);
+      const int last = (c.mode == 2 ? c.iters / 2 : c.iters) - 1, tile = (int)(((long long)b * stride + last) % tiles);
       if (o.sum != (float)tile_sum(tile / tiles_x, tile % tiles_x, c.rows, width)) ++bad;
       sms.push_back(o.smid);
     }
@@ -179,7 +217,7 @@ int main() {
     const int distinct = (int)(std::unique(sms.begin(), sms.end()) - sms.begin());
     std::sort(bpc.begin(), bpc.end());
     bad_total += bad;
-    printf("%s,%d,%d,%d,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%.1f,%d,%d\n", c.big ? "dram" : "l2", c.swz, c.rows, (int)box, c.stages,
+    printf("%s,%s,%d,%d,%d,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%.1f,%d,%d\n", c.mode == 0 ? "stream" : c.mode == 1 ? "burst" : "two_producers", c.big ? "dram" : "l2", c.swz, c.rows, (int)box, c.stages,
            c.active, c.iters, dc / dg * 1e3, bpc[bpc.size() / 2], bpc.front(), bpc.back(),
            box * c.iters * c.active / (double)(gmax - gmin), bad, distinct);
     fflush(stdout);
