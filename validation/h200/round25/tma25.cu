@@ -14,7 +14,8 @@
 // Timing: thread 0's clock64 and %globaltimer around the loop; clock = d(clock64) / d(globaltimer).
 // Round 25b (./tma25 b): the same kernel as bursts (mode 1: issue S boxes, wait for all, again) and with two producer
 // warps (mode 2: threads 0 and 32, each with its own S stages and half the boxes), and the DRAM case again with each
-// block's tiles (tiles / SMs) apart (round 25's blocks, 37 tiles apart, mostly read each other's tiles from L2).
+// block's tiles (tiles / SMs) apart (round 25's blocks, 37 tiles apart, mostly read each other's tiles from L2); the
+// descriptor prefetched (prefetch.tensormap, as CUTLASS does) in all of them, and the round 25 stream with and without.
 // Usage: ./tma25 [b] > tma25[b].csv  (a sweep; one row per configuration: the median block's bytes per clock, and the
 // chip's)
 #include <cuda.h>
@@ -57,7 +58,7 @@ struct Out { unsigned long long c0, c1, g0, g1; float sum; int smid; };
 // Tile t of a tensor of tiles_y x tiles_x boxes: box (ty, tx) -> element coordinates (x = tx * 64, y = ty * rows).
 __global__ void __launch_bounds__(128, 1)
 tma_stream(const __grid_constant__ CUtensorMap map, int rows, int stages, int tiles_x, int tiles, int iters, int active,
-           int mode, long long first_stride, Out* out) {
+           int mode, long long first_stride, int prefetch, Out* out) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   if ((int)blockIdx.x >= active) return;
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);  // 128-byte swizzle: 1 KiB aligned
@@ -66,6 +67,7 @@ tma_stream(const __grid_constant__ CUtensorMap map, int rows, int stages, int ti
   const int b = blockIdx.x;
   if (threadIdx.x == 0) {
     for (int s = 0; s < 2 * stages && s < 14; ++s) mbar_init(smem_u32(&bars[s]), 1);
+    if (prefetch) asm volatile("prefetch.tensormap [%0];" :: "l"((unsigned long long)&map) : "memory");  // as CUTLASS
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -145,8 +147,8 @@ int main(int argc, char** argv) {
   fill<<<1024, 256>>>(data, rows_big * width, width); CK(cudaDeviceSynchronize());
   Out* d_out; CK(cudaMalloc(&d_out, nsm * sizeof(Out)));
   std::vector<Out> h(nsm);
-  printf("mode,source,swizzle,box_rows,box_bytes,stages,active_sms,iters,sm_mhz,median_b_per_clk,min_b_per_clk,max_b_per_clk,chip_gb_s,bad_sums,distinct_sms\n");
-  struct Cfg { int big, swz, rows, stages, active, iters, mode, spread; };
+  printf("mode,prefetch,source,swizzle,box_rows,box_bytes,stages,active_sms,iters,sm_mhz,median_b_per_clk,min_b_per_clk,max_b_per_clk,chip_gb_s,bad_sums,distinct_sms\n");
+  struct Cfg { int big, swz, rows, stages, active, iters, mode, spread, prefetch = 0; };
   std::vector<Cfg> cfgs;
   const long long room = smem_max - 3072;
   auto fits = [&](int rows, int st, int mode) { return (long long)st * (mode == 2 ? 2 : 1) * rows * COLS * 2 <= room; };
@@ -159,17 +161,19 @@ int main(int argc, char** argv) {
       for (int rows : {128, 256}) cfgs.push_back({0, 1, rows, 4, act, 2000, 0, 0});
     for (int act : {1, 16, 66, 132})
       for (int rows : {128, 256}) cfgs.push_back({1, 1, rows, 4, act, 2000, 0, 0});
-  } else {  // round 25b: bursts, two producers, DRAM with the blocks' tiles apart
-    cfgs.push_back({0, 1, 128, 4, 1, 4000, 0, 0});  // round 25's stream again
+  } else {  // round 25b: bursts, two producers, DRAM with the blocks' tiles apart; the descriptor prefetched or not
+    for (int pf : {0, 1})
+      for (int rows : {64, 128, 256})
+        for (int st : {1, 2, 4}) cfgs.push_back({0, 1, rows, st, 1, 4000, 0, 0, pf});  // round 25's stream again
     for (int rows : {64, 128, 256})
       for (int st : {1, 2, 4, 8})
-        if (fits(rows, st, 1)) cfgs.push_back({0, 1, rows, st, 1, 4000, 1, 0});
+        if (fits(rows, st, 1)) cfgs.push_back({0, 1, rows, st, 1, 4000, 1, 0, 1});
     for (int rows : {64, 128, 256})
       for (int st : {1, 2, 4})
-        if (fits(rows, st, 2)) cfgs.push_back({0, 1, rows, st, 1, 4000, 2, 0});
-    for (int act : {16, 132}) cfgs.push_back({0, 1, 128, 4, act, 2000, 2, 0});
+        if (fits(rows, st, 2)) cfgs.push_back({0, 1, rows, st, 1, 4000, 2, 0, 1});
+    for (int act : {16, 132}) cfgs.push_back({0, 1, 128, 4, act, 2000, 2, 0, 1});
     for (int act : {1, 16, 66, 132})
-      for (int rows : {128, 256}) cfgs.push_back({1, 1, rows, 4, act, 2000, 0, 1});
+      for (int rows : {128, 256}) cfgs.push_back({1, 1, rows, 4, act, 2000, 0, 1, 1});
   }
   // The driver's cuTensorMapEncodeTiled through the runtime (no -lcuda at link time).
   PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
@@ -194,7 +198,7 @@ int main(int argc, char** argv) {
     const size_t smem = smem_max - 1024;  // one block per SM
     for (int rep = 0; rep < 2; ++rep) {  // rep 0 warms the L2 (and the clocks); rep 1 is recorded
       CK(cudaMemset(d_out, 0, nsm * sizeof(Out)));
-      tma_stream<<<nsm, 128, smem>>>(map, c.rows, c.stages, tiles_x, tiles, c.iters, c.active, c.mode, stride, d_out);
+      tma_stream<<<nsm, 128, smem>>>(map, c.rows, c.stages, tiles_x, tiles, c.iters, c.active, c.mode, stride, c.prefetch, d_out);
       CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
     }
     CK(cudaMemcpy(h.data(), d_out, nsm * sizeof(Out), cudaMemcpyDeviceToHost));
@@ -217,7 +221,7 @@ int main(int argc, char** argv) {
     const int distinct = (int)(std::unique(sms.begin(), sms.end()) - sms.begin());
     std::sort(bpc.begin(), bpc.end());
     bad_total += bad;
-    printf("%s,%s,%d,%d,%d,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%.1f,%d,%d\n", c.mode == 0 ? "stream" : c.mode == 1 ? "burst" : "two_producers", c.big ? "dram" : "l2", c.swz, c.rows, (int)box, c.stages,
+    printf("%s,%d,%s,%d,%d,%d,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%.1f,%d,%d\n", c.mode == 0 ? "stream" : c.mode == 1 ? "burst" : "two_producers", c.prefetch, c.big ? "dram" : "l2", c.swz, c.rows, (int)box, c.stages,
            c.active, c.iters, dc / dg * 1e3, bpc[bpc.size() / 2], bpc.front(), bpc.back(),
            box * c.iters * c.active / (double)(gmax - gmin), bad, distinct);
     fflush(stdout);
