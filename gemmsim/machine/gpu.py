@@ -168,6 +168,11 @@ class GPUMachine(MachineHeader):
         "rows (as async_copy_l2_gbps_padded_rows), with few SMs copying, measured; a lower bound of the SM's own path "
         "for them. null: async_copy_bytes_per_clk.",
     )
+    tma_bytes_per_clk: float | None = Field(
+        None, gt=0, description="Bytes per SM clock one SM's tensor memory accelerator (cp.async.bulk.tensor, global -> "
+        "shared) moves at most, measured with one SM copying from L2; the warp-specialised Hopper kernels' tile copies "
+        "are held to it besides the SM's share of the chip (it binds where few SMs copy). null: the share alone.",
+    )
     async_copy_latency_cycles: float | None = Field(
         None, gt=0, description="Round trip of one unloaded 16-byte cp.async from L2 (issue to cp.async.wait_group "
         "returning), SM cycles, measured; its excess over l2.hit_latency_cycles (the pointer chase) is added to every "

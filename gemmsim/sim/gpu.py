@@ -363,7 +363,7 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       ``active_sms`` SMs that have blocks, not by all of them -- and, for cp.async, at most what the SM's copy path
       moves for its resident warps, min(blocks x warps x ``async_copy_bytes_per_clk_warp``, ``async_copy_bytes_per_clk``)
       (per block, ``async_copy_bytes_per_clk_block``, where no per-warp rate is given), all measured with cp.async;
-      TMA copies are its own engine, not measured: the L2 share alone) then ``latency_clk`` (L2 / DRAM latency by
+      TMA copies are its own engine: at most ``tma_bytes_per_clk`` for the whole tile, measured) then ``latency_clk`` (L2 / DRAM latency by
       hit rate, plus for cp.async the excess of its measured round trip, ``async_copy_latency_cycles``, over the
       pointer chase's L2 latency);
     * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
@@ -393,8 +393,8 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     * loaded latency (``queues``, M/D/1 waits solved with the step time): the SM's cp.async path (the step's bytes
       at the measured per-SM throughput, one SM's blocks), the chip's L2 (the step's L2 bytes at the L2 bandwidth --
       for cp.async into padded shared rows, ``l2_copy_bpc``: the machine's measured ``async_copy_l2_gbps_padded_rows``
-      where lower --, shared by ``active_sms``) and DRAM (the step's DRAM bytes at the DRAM bandwidth, likewise). TMA has no
-      measured per-SM path: the chip stations only;
+      where lower --, shared by ``active_sms``) and DRAM (the step's DRAM bytes at the DRAM bandwidth, likewise); for
+      TMA its measured path (``tma_bytes_per_clk``, the whole tile);
     * the SM's own path for padded-row copies (``sm_path_bpc``: the machine's ``async_copy_bytes_per_clk_padded_rows``,
       measured with few SMs copying): the port holds a copy at that rate instead of at the SM's average share of the
       chip, and the chip's L2 / DRAM stations hold the copies back through their round trip where the chip saturates
@@ -431,12 +431,16 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
         latency_clk += max(m.async_copy_latency_cycles - m.l2.hit_latency_cycles, 0.0)
     if sm_path_bpc and not hopper:  # the SM's own path for these copies (measured with few SMs copying): the port holds
         rates.append(sm_path_bpc)  # a copy at that rate, and the chip's share is left to the L2 / DRAM stations (Little)
-    if rates and not hopper:  # cp.async's path, as measured; TMA is its own engine (not measured: the L2 share alone)
+    if rates and not hopper:  # cp.async's path, as measured; TMA has its own path (below)
         requested = (spec.BM * spec.BK + spec.BK * spec.BN) * spec.elem
         # one port per SM: B blocks share min(B x W x warp, SM); at least the SM's average share of the chip, unless
         # the SM's own path is given (then the chip's stations hold the copies back: sm_pipeline.pipeline_time)
         copy = requested / min(rates) if sm_path_bpc else max(copy, requested / min(rates))
         queues.append(("port", requested / min(rates), 1.0))  # a copy holds the SM's path this long; B blocks use it
+    if hopper and m.tma_bytes_per_clk:  # the SM's TMA path (measured, validation/h200/round25): a stage's tiles land
+        requested = (spec.BM + spec.BN) * spec.BK * spec.elem  # whole in every CTA, multicast or not
+        copy = max(copy, requested / m.tma_bytes_per_clk)
+        queues.append(("port", requested / m.tma_bytes_per_clk, 1.0))
     if l2_step_bytes > 0 and l2_bpc > 0:
         queues.append(("l2", l2_step_bytes / ((l2_copy_bpc or l2_bpc) * m.sms), float(active_sms)))
     if dram_step_bytes > 0 and dram_bpc > 0:

@@ -247,3 +247,19 @@ def test_padded_copies_at_the_sms_own_path_are_held_back_by_the_chip():
     assert a["pipe_copy_clk"] - lat == pytest.approx(8192 / (5110e3 / 132 / 1980), rel=0.01)
     assert b["pipe_latency_clk"] > a["pipe_latency_clk"] + 200  # Little: the round trip grows at the chip's ceiling
     assert b["time_s"] == pytest.approx(a["time_s"], rel=0.1)  # the same ceiling either way
+
+
+def test_tma_copies_are_held_to_the_sms_measured_path_where_few_sms_copy():
+    """tma_bytes_per_clk (round 25: 108 B/clk into one SM): with 4 tiles on 132 SMs the L2 share alone would let each
+    copying SM take a quarter of the chip's L2, so the path binds; with every SM copying the share binds first."""
+    h = load_machine("h200")
+    assert h.tma_bytes_per_clk == 108.0
+    free = h.model_copy(update={"tma_bytes_per_clk": None})
+    kw = dict(K=8192, dtype="fp16", kernel_name="nvjet_hsh_256x128_64x4_2x1_v_bz_coopB_TNT")
+    few = dict(M=512, N=256, **kw)  # 2 x 2 tiles of 256 x 128
+    a, b = simulate_gpu(h, "hopper_ws", **few), simulate_gpu(free, "hopper_ws", **few)
+    tile = (256 + 128) * 64 * 2  # bytes a stage lands in the CTA (multicast or not)
+    assert a["pipe_copy_clk"] - a["latency_clk_per_step"] == pytest.approx(tile / 108.0, rel=0.02)
+    assert b["pipe_copy_clk"] < a["pipe_copy_clk"]
+    many = dict(M=4096, N=4096, max_blocks=132, **kw)
+    assert simulate_gpu(h, "hopper_ws", **many)["time_s"] == simulate_gpu(free, "hopper_ws", **many)["time_s"]
