@@ -251,7 +251,8 @@ def test_padded_copies_at_the_sms_own_path_are_held_back_by_the_chip():
 
 def test_tma_copies_are_held_to_the_sms_measured_path_where_few_sms_copy():
     """tma_bytes_per_clk (round 25: 108 B/clk into one SM): with 4 tiles on 132 SMs the L2 share alone would let each
-    copying SM take a quarter of the chip's L2, so the path binds; with every SM copying the share binds first."""
+    copying SM take a quarter of the chip's L2, so a stage's copy takes the path's time (four stages still hide it
+    behind the wgmma); with every SM copying the share binds first and the path changes nothing."""
     h = load_machine("h200")
     assert h.tma_bytes_per_clk == 108.0
     free = h.model_copy(update={"tma_bytes_per_clk": None})
