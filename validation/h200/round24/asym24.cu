@@ -8,7 +8,8 @@
 // Usage: ./asym24 N order(row|column) layout(sep|swap|pad|randS)  -> one warm-up launch, then one launch whose clock and
 // 64 checked elements of C (against float64 on the host) go to stderr as
 //   launch,N,order,layout,ld,sm_mhz,max_rel_err,ms
-// Run it under ncu with --launch-skip 1 --launch-count 1 for the second launch's counters.
+// Run it under ncu with --launch-skip 1 --launch-count 1 for the second launch's counters. A fifth argument `naive`
+// runs round 3's naive 16 x 16 kernel instead (round 24c); its launch line's layout reads e.g. `sep_naive`.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -41,6 +42,20 @@ tiled32(const float* A, const float* B, float* C, int N, int ld, int order, ClkR
   if (tx == 0 && ty == 0) clk_store(rec, blockIdx.x, g0, c0);
 }
 
+// Round 24c: round 3's naive 16 x 16 kernel (order.cu), with the same row stride and placements.
+__global__ void __launch_bounds__(256)
+naive16(const float* A, const float* B, float* C, int N, int ld, int order, ClkRec* rec) {
+  unsigned long long g0 = globaltimer_ns(), c0 = clock64();
+  const int T = N / 16;
+  int tm, tn;
+  if (order == 0) { tm = blockIdx.x / T; tn = blockIdx.x % T; } else { tn = blockIdx.x / T; tm = blockIdx.x % T; }
+  const int row = tm * 16 + threadIdx.y, col = tn * 16 + threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < N; ++k) acc += A[(size_t)row * ld + k] * B[(size_t)k * ld + col];
+  C[(size_t)row * ld + col] = acc;
+  if (threadIdx.x == 0 && threadIdx.y == 0) clk_store(rec, blockIdx.x, g0, c0);
+}
+
 __global__ void init_kernel(float* x, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     unsigned h = (unsigned)i * 2654435761u ^ seed;
@@ -50,7 +65,8 @@ __global__ void init_kernel(float* x, size_t n, unsigned seed) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 4) { std::fprintf(stderr, "usage: %s N row|column sep|swap|pad\n", argv[0]); return 1; }
+  if (argc < 4) { std::fprintf(stderr, "usage: %s N row|column sep|swap|pad|randS [naive]\n", argv[0]); return 1; }
+  const bool naive = argc > 4 && std::string(argv[4]) == "naive";
   const int N = std::atoi(argv[1]);
   const int order = std::string(argv[2]) == "column" ? 1 : 0;
   const std::string layout = argv[3];
@@ -76,17 +92,21 @@ int main(int argc, char** argv) {
   init_kernel<<<1024, 256>>>(A, n, 12345u); init_kernel<<<1024, 256>>>(B, n, 67890u);
   CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
   ClkRec* rec = clk_alloc();
-  const int T = N / TILE;
-  tiled32<<<T * T, dim3(32, 32)>>>(A, B, C, N, ld, order, nullptr);  // warm-up
+  const int T = N / TILE, T16 = N / 16;
+  auto launch = [&](ClkRec* r) {
+    if (naive) naive16<<<T16 * T16, dim3(16, 16)>>>(A, B, C, N, ld, order, r);
+    else tiled32<<<T * T, dim3(32, 32)>>>(A, B, C, N, ld, order, r);
+  };
+  launch(nullptr);  // warm-up
   CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
   cudaEvent_t e0, e1; CHECK(cudaEventCreate(&e0)); CHECK(cudaEventCreate(&e1));
   CHECK(cudaMemset(C, 0, bytes));
   CHECK(cudaEventRecord(e0));
-  tiled32<<<T * T, dim3(32, 32)>>>(A, B, C, N, ld, order, rec);
+  launch(rec);
   CHECK(cudaEventRecord(e1));
   CHECK_LAUNCH(); CHECK(cudaDeviceSynchronize());
   float ms = 0; CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  const double mhz = clk_mhz(rec, T * T);
+  const double mhz = clk_mhz(rec, naive ? T16 * T16 : T * T);
   std::vector<float> hA(n), hB(n), hC(n);
   CHECK(cudaMemcpy(hA.data(), A, bytes, cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(hB.data(), B, bytes, cudaMemcpyDeviceToHost));
@@ -98,7 +118,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < N; ++k) { ref += (double)hA[(size_t)i * ld + k] * hB[(size_t)k * ld + j]; mag += std::fabs((double)hA[(size_t)i * ld + k] * hB[(size_t)k * ld + j]); }
     maxerr = std::fmax(maxerr, std::fabs(hC[(size_t)i * ld + j] - ref) / mag);
   }
-  std::fprintf(stderr, "launch,%d,%s,%s,%d,sm_mhz=%.0f,max_rel_err=%.3e,ms=%.3f,A=%p,B=%p,C=%p\n", N, argv[2], layout.c_str(), ld,
+  std::fprintf(stderr, "launch,%d,%s,%s%s,%d,sm_mhz=%.0f,max_rel_err=%.3e,ms=%.3f,A=%p,B=%p,C=%p\n", N, argv[2], layout.c_str(), naive ? "_naive" : "", ld,
                mhz, maxerr, ms, (void*)A, (void*)B, (void*)C);
   return maxerr < 1e-5 ? 0 : 2;
 }
