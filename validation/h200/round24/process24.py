@@ -1,4 +1,4 @@
-"""Round 24 (issue 11): raw/ -> home24.csv, asym24.csv, drift24.csv.
+"""Round 24 (issue 11): raw/ -> home24.csv, asym24.csv, asym24c.csv, drift24.csv.
 
     python validation/h200/round24/process24.py          # ~1 min (six gemmsim runs of the tiled kernel, cached in
                                                          # asym_model24.json; the naive runs are grid24.json's)
@@ -10,12 +10,15 @@
   (the first probe of every 32 MiB left out: it also pays a TLB miss, 452-575 cycles where the chunk is near).
 * ``asym24.csv``: ncu's counters of the tiled kernel per N, placement (round 24b: ``rand1``-``rand8``), order and
   repeat, with gemmsim's bytes and the row / column ratio of each.
+* ``asym24c.csv``: round 24c, the naive kernel's bytes per N, placement and order (ncu), with gemmsim's (its default
+  layout, round 3's runs) and the column / row ratio.
 * ``drift24.csv``: per naive launch, traced and profiled together: the partners' mean offset, ncu's bytes of that
   same launch, the memory model given that launch's offsets (``round15/process15.py: given_pairs``) and gemmsim's own.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import sys
@@ -133,6 +136,32 @@ def asym() -> list[dict]:
     return rows
 
 
+def naive_placement() -> list[dict]:
+    """Round 24c: the naive kernel's DRAM bytes by N, placement and order (ncu), beside gemmsim's (its default layout,
+    ../round3/model_order.csv) and the column / row ratio of each placement."""
+    nc = ncu_rows("ncu_asym24c.tar.gz", r"asym_(\d+)_(\w+?)_(row|column)_1\.csv")
+    launches = {}
+    for ln in tarfile.open(HERE / "raw" / "ncu_asym24c.tar.gz").extractfile("launches.txt").read().decode().splitlines():
+        if ln.startswith("launch,"):
+            f = ln.split(",")
+            launches[(f[1], f[3].removesuffix("_naive"), f[2])] = dict(x.split("=", 1) for x in f if "=" in x)
+    model = {(int(r["N"]), r["order"]): float(r["model_dram_bytes_read"])
+             for r in csv.DictReader((H200 / "round3" / "model_order.csv").open()) if r["kernel"] == "naive"}
+    rows = []
+    for (n, lay, order), r in sorted(nc.items(), key=lambda kv: (-int(kv[0][0]), kv[0][1], kv[0][2] != "row")):
+        lk = launches[(n, lay, order)]
+        rows.append(dict(N=int(n), placement=lay, order=order, sm_mhz=int(lk["sm_mhz"]), max_rel_err=lk["max_rel_err"],
+                         a_addr=lk["A"], b_addr=lk["B"], c_addr=lk["C"],
+                         dram_gb=round(number(r["dram__bytes_read.sum"]) / 1e9, 4),
+                         l2_hit_pct=round(number(r["lts__t_sector_hit_rate.pct"]), 2),
+                         gemmsim_gb=round(model[(int(n), order)] / 1e9, 4)))
+    by = {(r["N"], r["placement"], r["order"]): r["dram_gb"] for r in rows}
+    for r in rows:
+        r["column_over_row"] = round(by[(r["N"], r["placement"], "column")] / by[(r["N"], r["placement"], "row")], 3)
+    write_rows(HERE / "asym24c.csv", rows)
+    return rows
+
+
 def drift() -> list[dict]:
     tr = p12.load12((HERE / "raw" / "traces24.npz",))
     nc = ncu_rows("ncu24.tar.gz", r"ncu24_(\d+)_(\d)\.csv")
@@ -163,7 +192,7 @@ def drift() -> list[dict]:
 
 
 def main() -> int:
-    for table in (home(), asym(), drift()):
+    for table in (home(), asym(), naive_placement(), drift()):
         for r in table:
             print(r)
     return 0
