@@ -183,22 +183,35 @@ def replayed(kernel: str, n: int, order: str) -> float | None:
 
 
 def fig_placement(ax) -> None:
-    """Round 24: the tiled kernel at N = 3072, row and column order, with its operands placed 12 ways (ncu, one launch
-    each), against gemmsim's bytes (one line per order: it has no physical pages to place)."""
-    rows = [r for r in csv.DictReader((HERE / "round24" / "asym24.csv").open()) if r["N"] == "3072"]
-    keys = sorted({(r["placement"], r["repeat"]) for r in rows}, key=lambda k: (not k[0].startswith("sep"), k[0], k[1]))
-    names = [f"{p}{'' if p.startswith('rand') or (p, '2') not in keys else ' ' + r}" for p, r in keys]
-    by = {(r["placement"], r["repeat"], r["order"]): float(r["dram_gb"]) for r in rows}
-    x = np.arange(len(keys))
-    for order, color, dx in (("row", "C0", -0.15), ("column", "C1", 0.15)):
-        ax.plot(x + dx, [by[(p, r, order)] for p, r in keys], "o", color=color, label=f"{order} order, measured")
-        sim = next(float(r["gemmsim_gb"]) for r in rows if r["placement"] == "sep" and r["order"] == order)
-        ax.axhline(sim, color=color, ls="--", lw=1, label=f"{order} order, gemmsim (any placement)")
-    ax.set_xticks(x, names, rotation=60, fontsize=7)
-    ax.set(ylabel="DRAM bytes read (GB)", ylim=(0.4, 1.2),
-           title="tiled, N = 3072: where A, B, C lie (round 24)")
+    """Round 24: column / row DRAM bytes of the tiled kernel at N = 3072 (12 placements of A, B, C) and of the naive
+    kernel at 6144 (6), ncu one launch each, against gemmsim's ratio (one line per kernel: it has no physical pages)."""
+    sets = []
+    tiled = [r for r in csv.DictReader((HERE / "round24" / "asym24.csv").open()) if r["N"] == "3072"]
+    by = {(r["placement"], r["repeat"], r["order"]): float(r["dram_gb"]) for r in tiled}
+    keys = sorted({(p, rep) for p, rep, _ in by}, key=lambda k: (not k[0].startswith("sep"), k[0], k[1]))
+    sim = {r["order"]: float(r["gemmsim_gb"]) for r in tiled if r["placement"] == "sep" and r["repeat"] == "1"}
+    sets.append(("tiled 32x32, N = 3072", "C1", [(f"{p} {rep}" if p == "sep" else p, by[(p, rep, "column")] / by[(p, rep, "row")])
+                                              for p, rep in keys], sim["column"] / sim["row"]))
+    naive = list(csv.DictReader((HERE / "round24" / "asym24c.csv").open()))
+    nb = {(r["placement"], r["order"]): r for r in naive if r["N"] == "6144"}
+    places = sorted({p for p, _ in nb}, key=lambda p: (p != "sep", p))
+    sets.append(("naive 16x16, N = 6144", "C3", [(p, float(nb[(p, "column")]["dram_gb"]) / float(nb[(p, "row")]["dram_gb"]))
+                                              for p in places],
+                 float(nb[("sep", "column")]["gemmsim_gb"]) / float(nb[("sep", "row")]["gemmsim_gb"])))
+    x0, ticks, labels = 0, [], []
+    for name, color, pts, model in sets:
+        xs = np.arange(x0, x0 + len(pts))
+        ax.plot(xs, [v for _, v in pts], "o", color=color, label=f"{name}: measured, one placement each")
+        ax.plot([xs[0] - 0.4, xs[-1] + 0.4], [model] * 2, "--", color=color, lw=1.2, label=f"{name}: gemmsim")
+        ticks += list(xs)
+        labels += [p for p, _ in pts]
+        x0 += len(pts) + 1
+    ax.axhline(1, color="0.5", lw=0.8)
+    ax.set_xticks(ticks, labels, rotation=60, fontsize=7)
+    ax.set(ylabel="DRAM bytes read, column order / row order", ylim=(0.6, 1.9),
+           title="where A, B, C lie (round 24)")
     ax.legend(fontsize=6.5, loc="upper left")
-    ax.annotate("sep: three cudaMalloc's (round 3's)\nswap: B before A; pad: rows + 32\nrand: random 2 MiB placements",
+    ax.annotate("sep: three cudaMalloc's; swap: B before A;\npad: rows + 32; rand: random 2 MiB placements",
                 (0.02, 0.03), xycoords="axes fraction", fontsize=7, color="0.3")
 
 
@@ -206,7 +219,7 @@ def fig_launch_order() -> None:
     """Round 3: DRAM bytes read by launch order, naive 16x16 and tiled 32x32 SGEMM, measured and model; round 5:
     the model replayed with the measured block starts where its own schedule misses; rounds 7-7c: every ncu launch
     of the naive kernel at N = 4224-8448 over the model's bytes (with round 14's drift of block columns); round 24: the
-    tiled kernel at 3072 with its operands placed 12 ways."""
+    column / row ratio of the tiled kernel at 3072 and the naive one at 6144 under different placements."""
     meas = [r for r in csv.DictReader((HERE / "round3" / "order_l2.csv").open()) if r["run"] == "run3"]
     mpath = HERE / "round3" / "model_order.csv"
     model = list(csv.DictReader(mpath.open())) if mpath.is_file() else []
