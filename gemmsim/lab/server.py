@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import os
+import sys
 import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -120,4 +122,11 @@ def serve(port: int = 0, open_browser: bool = True, quiet: bool = True) -> int:
         print("\ngemmsim lab: stopped", flush=True)
     finally:
         srv.server_close()
+    if any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread()):
+        # A daemon thread (the warm-up, a request) may be inside numba's compiler (LLVM, GIL released): finalizing the
+        # interpreter under it makes that thread exit by a forced unwind through C++ frames, which aborts the process
+        # ("FATAL: exception not rethrown", seen on a cold numba cache). Nothing is left to clean up: leave at once.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
