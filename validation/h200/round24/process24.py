@@ -162,12 +162,23 @@ def naive_placement() -> list[dict]:
     return rows
 
 
-def drift() -> list[dict]:
-    tr = p12.load12((HERE / "raw" / "traces24.npz",))
-    nc = ncu_rows("ncu24.tar.gz", r"ncu24_(\d+)_(\d)\.csv")
-    grid = json.loads((HERE / "grid24.json").read_text())
-    lines = [ln for ln in (HERE / "raw" / "launches24.txt").read_text().splitlines() if ln.startswith("launch,")]
-    order = ["4288 1", "4224 1", "4288 2", "4352 1", "4416 1", "4288 3", "4224 2", "4352 2", "4416 2", "4288 4"]  # run_round24.sh
+#: The naive launches of run_round24.sh, in the order it ran them ("N launch").
+ORDER24 = ("4288 1", "4224 1", "4288 2", "4352 1", "4416 1", "4288 3", "4224 2", "4352 2", "4416 2", "4288 4")
+
+
+def drift(folder: Path = HERE, tag: str = "24", order: tuple = ORDER24) -> list[dict]:
+    """Per naive launch traced and profiled together (round 24; round 26 calls it with its own folder): the partners'
+    mean offset, ncu's bytes of that same launch, the memory model given the launch's offsets and gemmsim's own ->
+    ``folder/drift{tag}.csv``. ``order``: the launches as the round's script ran them."""
+    tr = p12.load12((folder / "raw" / f"traces{tag}.npz",))
+    nc = {}
+    with tarfile.open(folder / "raw" / f"ncu{tag}.tar.gz") as t:
+        for m in t.getmembers():
+            g = re.fullmatch(rf"ncu{tag}_(\d+)_(\d)\.csv", m.name)
+            if g:
+                nc[g.groups()] = raw_rows(t.extractfile(m).read().decode())[-1]
+    grid = json.loads((folder / f"grid{tag}.json").read_text())
+    lines = [ln for ln in (folder / "raw" / f"launches{tag}.txt").read_text().splitlines() if ln.startswith("launch,")]
     assert len(lines) == len(order)
     rows = []
     for spec, ln in zip(order, lines):
@@ -180,14 +191,18 @@ def drift() -> list[dict]:
         given = p15.given_pairs(dl.pairs(start, end, N), runs)
         meas = number(nc[(n, k)]["dram__bytes_read.sum"])
         own = mg.model_bytes(grid, N)
+        off = dl.per_wave(start, end, N, np.mean)
+        nw = len(off)
         rows.append(dict(N=N, launch=int(k), columns_per_wave=round(1056 / (N // 16), 3), sm_mhz=int(kv["sm_mhz"]),
                          max_rel_err=kv["max_rel_err"], span_ms=float(kv["span_ms"]),
-                         offset_pair_mean=round(float(np.nanmean(dl.per_wave(start, end, N, np.mean))), 3),
+                         offset_pair_mean=round(float(np.nanmean(off)), 3),
+                         offset_pair_tenths=" ".join(f"{np.nanmean(off[i * nw // 10:(i + 1) * nw // 10]):.3f}"
+                                                     for i in range(10)),
                          ncu_gb=round(meas / 1e9, 3), given_pairs_gb=round(given / 1e9, 3),
                          given_over_ncu=round(given / meas, 3), lockstep_gb=round(runs[repr(0.0)] / 1e9, 3),
                          gemmsim_gb=round(own / 1e9, 3), gemmsim_over_ncu=round(own / meas, 3)))
     rows.sort(key=lambda r: (r["N"], r["launch"]))
-    write_rows(HERE / "drift24.csv", rows)
+    write_rows(folder / f"drift{tag}.csv", rows)
     return rows
 
 
