@@ -54,3 +54,21 @@ round_start() {
 round_end() {
   { date -u; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv; } >> "$OUT/meta$1.txt"
 }
+
+# traced_profiled R BIN "N K" ...: rounds 24 and 26 -- the naive kernel in column order (BIN: ../round12/drift12.cu
+# built) traced and profiled by ncu in the same launch, once per "N K" (K: the launch's number at that size), in the
+# order given. Writes $OUT/traces$R.tar.gz (trace_N_column_K.csv), $OUT/ncu$R.tar.gz (ncu$R_N_K.csv) and appends each
+# launch's line (clock, check) to $OUT/launches$R.txt.
+traced_profiled() {
+  local r=$1 bin=$2 spec
+  shift 2
+  mkdir -p "/tmp/tr$r" && rm -f "/tmp/tr$r"/*
+  for spec in "$@"; do
+    set -- $spec
+    timeout 120 ncu --clock-control none --csv --page raw --print-units base \
+      --metrics dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second -k regex:naive16w \
+      --log-file "/tmp/tr$r/ncu${r}_$1_$2.csv" "$bin" "$1" column 0 0 8 -1 2>> "$OUT/launches$r.txt" \
+      | grep -v "^==" > "/tmp/tr$r/trace_$1_column_$2.csv" || echo "failed: $1 $2" >> "$OUT/launches$r.txt"
+  done
+  (cd "/tmp/tr$r" && tar -czf "$OUT/traces$r.tar.gz" trace_*.csv && tar -czf "$OUT/ncu$r.tar.gz" "ncu${r}"_*.csv)
+}

@@ -32,15 +32,7 @@ done
 grep launch /tmp/ncua/launches.txt
 (cd /tmp/ncua && tar -czf "$OUT/ncu_asym24.tar.gz" *)
 # 3
-mkdir -p /tmp/tr24 && rm -f /tmp/tr24/*
-for spec in "4288 1" "4224 1" "4288 2" "4352 1" "4416 1" "4288 3" "4224 2" "4352 2" "4416 2" "4288 4"; do
-  set -- $spec
-  timeout 120 ncu --clock-control none --csv --page raw --print-units base \
-    --metrics dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second -k regex:naive16w \
-    --log-file /tmp/tr24/ncu24_$1_$2.csv /tmp/drift24 $1 column 0 0 8 -1 2>> "$OUT/launches24.txt" | grep -v "^==" > /tmp/tr24/trace_$1_column_$2.csv \
-    || echo "failed: $1 $2" >> "$OUT/launches24.txt"
-done
-(cd /tmp/tr24 && tar -czf "$OUT/traces24.tar.gz" trace_*.csv && tar -czf "$OUT/ncu24.tar.gz" ncu24_*.csv)
+traced_profiled 24 /tmp/drift24 "4288 1" "4224 1" "4288 2" "4352 1" "4416 1" "4288 3" "4224 2" "4352 2" "4416 2" "4288 4"
 grep -c . /tmp/tr24/trace_*.csv | head -3; grep -h "pass" /tmp/tr24/ncu24_*.csv | head -3
 round_end "$R"
 ls -la "$OUT"

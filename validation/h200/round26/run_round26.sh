@@ -9,14 +9,6 @@ R=26
 round_start "$R"
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/drift26 ../round12/drift12.cu || exit 1
 cuobjdump -sass /tmp/drift26 | grep -E "Function|LDG" > "$OUT/sass26.txt"
-mkdir -p /tmp/tr26 && rm -f /tmp/tr26/*
-for spec in "4256 1" "4160 1" "4320 1" "4256 2" "4160 2" "4320 2"; do
-  set -- $spec
-  timeout 120 ncu --clock-control none --csv --page raw --print-units base \
-    --metrics dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second -k regex:naive16w \
-    --log-file /tmp/tr26/ncu26_$1_$2.csv /tmp/drift26 $1 column 0 0 8 -1 2>> "$OUT/launches26.txt" | grep -v "^==" > /tmp/tr26/trace_$1_column_$2.csv \
-    || echo "failed: $1 $2" >> "$OUT/launches26.txt"
-done
-(cd /tmp/tr26 && tar -czf "$OUT/traces26.tar.gz" trace_*.csv && tar -czf "$OUT/ncu26.tar.gz" ncu26_*.csv)
+traced_profiled 26 /tmp/drift26 "4256 1" "4160 1" "4320 1" "4256 2" "4160 2" "4320 2"
 cat "$OUT/launches26.txt"
 round_end "$R"
