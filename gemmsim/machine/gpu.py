@@ -124,6 +124,13 @@ class ColumnDrift(Strict):
     reference_tiles: int = Field(gt=0, description="Tiles per block column (grid rows) per_wave was measured at.")
     exponent: float = Field(ge=0, le=8, description="The rate scales as (tiles per block column / reference_tiles) "
                             "** exponent.")
+    runaway_rate: float | None = Field(None, gt=0, le=1, description="Where a wave holds a little less than a whole "
+                                       "number of block columns (0 < d < runaway_end), the offset's growth a wave "
+                                       "as a fraction of itself once it runs away. null: no runaway.")
+    runaway_plateau: float = Field(0.0, ge=0, le=1, description="Where the runaway levels off just short of a whole "
+                                   "number (d -> 0), as a fraction of even spacing (1 / g).")
+    runaway_end: float = Field(0.0, ge=0, le=1, description="Shortfall d (of a column a wave) at which the plateau, "
+                               "falling linearly, reaches 0.")
 
 
 class GPUMachine(MachineHeader):

@@ -140,8 +140,17 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     and settles at g r / d. Formed on the traced offsets of rounds 15-17 (a free factor on d / g fitted there comes
     out 0.97), tested on six new sizes (round 19: five within 1.5x of ncu's bytes; 4288 drifted in episodes past
     g r / d). A little more than a whole number of columns a wave (d near 1) keeps the offset within a few
-    hundredths of a block, where the memory model reads the lockstep's bytes or a little more. Each value is the
-    mean over its wave (o(w) and o(w + 1)). Row order (every block of a wave shares B's line),
+    hundredths of a block, where the memory model reads the lockstep's bytes or a little more.
+
+    Just short of a whole number (0 < d < ``runaway_end``) the traced offsets do not settle there: they run away, at
+    ``runaway_rate`` of themselves a wave, and level off, in episodes, about a plateau that falls with d,
+
+        u(w + 1) = min(P (1 - d / runaway_end) / g, u(w) + r + runaway_rate u(w)),   P = ``runaway_plateau``,
+
+    and the offset is the larger of o and u (where the rate alone is large, near two columns a wave, the pull-back's
+    balance lies higher). Both taken from block-start traces of rounds 15-24, not from bytes
+    (validation/h200/round27/runaway27.py); round 26 held out. Each value is the mean over its wave (of the two
+    ends). Row order (every block of a wave shares B's line),
     machines without ``column_drift``, a launch of one wave, a wave of less than two columns and a wave of p / q
     columns with q in ``TIED_PERIODS`` (the columns come back to the same slot groups every two or three waves and
     stay tied, rounds 20-23) give None. The rate
@@ -158,14 +167,19 @@ def column_drift_offsets(machine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     if groups < 2 or n_total <= slots or Fraction(slots, tiles_m).denominator in TIED_PERIODS:
         return None
     rate = drift.per_wave * (tiles_m / drift.reference_tiles) ** drift.exponent
-    pull = (groups - slots / tiles_m) / groups  # d / g
+    short = groups - slots / tiles_m  # d
+    pull = short / groups
+    plateau = 0.0
+    if drift.runaway_rate is not None and 0 < short < drift.runaway_end:
+        plateau = drift.runaway_plateau * (1 - short / drift.runaway_end) / groups
     waves = -(-n_total // slots)
     out = np.empty(waves)
-    o = 0.0
+    o = u = 0.0
     for w in range(waves):
         nxt = min(1 / groups, o + rate - pull * o)
-        out[w] = 0.5 * (o + nxt)
-        o = nxt
+        nu = min(plateau, u + rate + drift.runaway_rate * u) if plateau > 0 else 0.0
+        out[w] = 0.5 * max(o + nxt, u + nu)
+        o, u = nxt, nu
     return out
 
 
