@@ -333,23 +333,21 @@ def test_just_short_of_four_columns_the_columns_run_away():
 
 
 def _grid_runs() -> dict:
-    """{N: {offset: DRAM bytes read}}: the memory model's stored runs (round19/model_grid19.py) of rounds 15-26."""
+    """{N: {offset: DRAM bytes read}}: the memory model's stored runs (round19/model_grid19.py) of rounds 15-27."""
     runs: dict = {}
     for path in sorted(H200.glob("round*/grid*.json")):
-        if path.parent.name == "round27":
-            continue
         for n, v in json.loads(path.read_text()).items():
             runs.setdefault(int(n), {}).update({float(k): b for k, b in v.items()})
     return runs
 
 
 def _launches() -> dict:
-    """{N: [(source, ncu GB)]}: ncu's DRAM bytes read of the naive kernel in column order, rounds 15-26."""
+    """{N: [(source, ncu GB)]}: ncu's DRAM bytes read of the naive kernel in column order, rounds 15-27."""
     out: dict = {}
     for rnd in range(15, 22):
         for r in csv.DictReader((H200 / f"round{rnd}" / f"model{rnd}.csv").open()):
             out.setdefault(int(r["N"]), []).append((f"round {rnd}", float(r["ncu_gb"])))
-    for rnd in (24, 26):
+    for rnd in (24, 26, 27):
         for r in csv.DictReader((H200 / f"round{rnd}" / f"drift{rnd}.csv").open()):
             out.setdefault(int(r["N"]), []).append((f"round {rnd} launch {r['launch']}", float(r["ncu_gb"])))
     return out
@@ -366,13 +364,14 @@ def _model_gb(h, runs: dict, n: int) -> float:
 
 def test_every_measured_launch_from_the_stored_runs():
     """gemmsim's bytes recomputed from the current law (``column_drift_offsets`` with the machine file's constants)
-    and the memory model's stored runs, against every ncu launch of rounds 15-26 (37 sizes, 1.48-4.06 columns a wave):
+    and the memory model's stored runs, against every ncu launch of rounds 15-27 (41 sizes, 1.48-5.93 columns a wave):
     within 1.5x of every size's median launch; of every launch but round 19's at 4352 (1.60x; the three 4352 launches
-    themselves span 1.56x); median error 1.07x. With the pull-back alone (no runaway): 4288 and 4320 outside 1.5x
-    (0.57x, 0.58x), median error 1.12x."""
+    themselves span 1.56x) and round 27's second at 2848 (1.63x: the memory model's own lockstep bytes, 0.70 GB, over
+    launches of 0.42-0.60 GB); median error 1.07x. With the pull-back alone (no runaway): 4288 and 4320 outside 1.5x
+    (0.57x, 0.58x) besides 2848 (4352's launch comes inside, 1.09x), 3440 and 4384 at 0.69-0.78x; median error 1.16x."""
     h = load_machine("h200")
     runs, launches = _grid_runs(), _launches()
-    assert len(launches) == 37 and set(launches) <= set(runs)
+    assert len(launches) == 41 and set(launches) <= set(runs)
 
     def ratios(machine):
         return {n: [(src, _model_gb(machine, runs, n) / gb) for src, gb in v] for n, v in launches.items()}
@@ -382,8 +381,36 @@ def test_every_measured_launch_from_the_stored_runs():
         med = np.median([gb for _, gb in launches[n]])
         assert 1 / 1.5 <= _model_gb(h, runs, n) / med <= 1.5, n
     outside = {(n, src) for n, v in got.items() for src, x in v if not 1 / 1.5 <= x <= 1.5}
-    assert outside == {(4352, "round 19")}
+    assert outside == {(4352, "round 19"), (2848, "round 27 launch 2")}
     err = float(np.exp(np.median([abs(np.log(x)) for v in got.values() for _, x in v])))
     old_err = float(np.exp(np.median([abs(np.log(x)) for v in old.values() for _, x in v])))
-    assert err < 1.08 < 1.1 < old_err
-    assert {n for n, v in old.items() for _, x in v if not 1 / 1.5 <= x <= 1.5} == {4288, 4320}
+    assert err < 1.08 < 1.15 < old_err
+    assert {n for n, v in old.items() for _, x in v if not 1 / 1.5 <= x <= 1.5} == {4288, 4320, 2848}
+
+
+def test_four_sizes_predicted_before_measuring():
+    """Round 27 (drift27.csv; predictions27.csv committed before the device call): just short of six, five, four and
+    three block columns a wave (2848, 3440, 4384, 5920), three launches each, traced and profiled in the same launch.
+    The columns ran away where the pull-back held them: mean partner offsets 2.2-6.6x the pull-back's at 2848-4384
+    (1.48x at 5920) and within a factor 2 of the runaway's at every size (3440 levelled off at even spacing, 0.19-0.20). gemmsim read 0.90-1.15x
+    of every launch at 3440-5920, where the pull-back alone read 0.69-0.92x, and 1.15-1.63x at 2848, where the bytes
+    barely move with the offset: the memory model's lockstep run reads 0.70 GB against launches of 0.42-0.60 GB. Given
+    each launch's own offsets the memory model is within 1.25x at 7 of 12: at 2848 and 3440 it reads 1.16-1.65x (the
+    small sizes' curve lies high)."""
+    rows = list(csv.DictReader((H200 / "round27" / "drift27.csv").open()))
+    pred = {int(r["N"]): r for r in csv.DictReader((H200 / "round27" / "predictions27.csv").open())}
+    assert len(rows) == 12 and set(pred) == {2848, 3440, 4384, 5920}
+    h, spec = load_machine("h200"), _naive("column")
+    for n, p in pred.items():
+        off = column_drift_offsets(h, spec, Layout.build(n, n, 64, "fp32"), 8).mean()
+        assert off == pytest.approx(float(p["offset_mean"]), abs=1e-4)  # the law as predicted
+        measured = np.median([float(r["offset_pair_mean"]) for r in rows if int(r["N"]) == n])
+        assert 0.5 <= off / measured <= 2, n
+        assert measured >= (1.4 if n == 5920 else 2) * float(p["pullback_offset_mean"]), n  # 5920: 1.48x
+    for r in rows:
+        now, old = float(r["gemmsim_over_ncu"]), float(r["pullback_over_ncu"])
+        if r["N"] == "2848":
+            assert 1.1 < now < 1.7 and abs(now - old) < 0.02
+        else:
+            assert 1 / 1.5 <= now <= 1.5 and abs(np.log(now)) < abs(np.log(old)), r
+    assert sum(1 / 1.25 <= float(r["given_over_ncu"]) <= 1.25 for r in rows) == 7

@@ -190,7 +190,7 @@ def test_stored_measured_schedule_accounts_for_the_column_order_miss():
     column order, which a lockstep start misses at 0.66x, comes out within 1.5x of ncu's bytes (0.95x) when the
     model runs the blocks when and where the H200 ran them; in row order the replay equals lockstep. So the caches
     are right there and what was missing is the timing that breaks the launch into groups (since round 19 the
-    model's own drift gives 0.92x, ``test_stored_launch_order_model_against_h200``). The estimate interpolates the
+    model's own drift gives 0.98x, ``test_stored_launch_order_model_against_h200``). The estimate interpolates the
     per-block rate between the replayed windows over the launch's waves."""
     rows = _measured_rows()
     rate = {(r["order"], r["window_waves"], r["schedule"]): float(r["dram_read_bytes_per_block"])
