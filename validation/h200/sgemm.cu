@@ -27,6 +27,7 @@
 #include <vector>
 #include <algorithm>
 #include "common.h"
+#include "tile32.h"
 
 #define TILE 32
 
@@ -48,15 +49,7 @@ sgemm_tiled(const float* A, const float* B, float* C, int N, int order, int grou
   }
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = tm * TILE + ty, col = tn * TILE + tx;
-  float acc = 0.f;
-  for (int k0 = 0; k0 < N; k0 += TILE) {
-    As[ty][tx] = A[(size_t)row * N + k0 + tx];
-    Bs[ty][tx] = B[(size_t)(k0 + ty) * N + col];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
-    __syncthreads();
-  }
+  const float acc = tiled_dot<TILE>(A, B, As, Bs, row, col, N, N);
   C[(size_t)row * N + col] = acc;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 #include "../round3/clk.h"
+#include "../tile32.h"
 
 #define TILE 32
 __global__ void __launch_bounds__(1024, 2)
@@ -29,15 +30,7 @@ tiled32(const float* A, const float* B, float* C, int N, int ld, int order, ClkR
   if (order == 0) { tm = blockIdx.x / T; tn = blockIdx.x % T; } else { tn = blockIdx.x / T; tm = blockIdx.x % T; }
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = tm * TILE + ty, col = tn * TILE + tx;
-  float acc = 0.f;
-  for (int k0 = 0; k0 < N; k0 += TILE) {
-    As[ty][tx] = A[(size_t)row * ld + k0 + tx];
-    Bs[ty][tx] = B[(size_t)(k0 + ty) * ld + col];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
-    __syncthreads();
-  }
+  const float acc = tiled_dot<TILE>(A, B, As, Bs, row, col, N, ld);
   C[(size_t)row * ld + col] = acc;
   if (tx == 0 && ty == 0) clk_store(rec, blockIdx.x, g0, c0);
 }

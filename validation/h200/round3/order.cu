@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 #include "clk.h"
+#include "../tile32.h"
 
 __device__ __forceinline__ void tile_of(int pid, int T, int order, int group_m, int& tm, int& tn) {
   if (order == 0) { tm = pid / T; tn = pid % T; }
@@ -74,15 +75,7 @@ tiled32(const float* A, const float* B, float* C, int N, int order, int group_m,
   tile_of(blockIdx.x, T, order, group_m, tm, tn);
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = tm * TILE + ty, col = tn * TILE + tx;
-  float acc = 0.f;
-  for (int k0 = 0; k0 < N; k0 += TILE) {
-    As[ty][tx] = A[(size_t)row * N + k0 + tx];
-    Bs[ty][tx] = B[(size_t)(k0 + ty) * N + col];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
-    __syncthreads();
-  }
+  const float acc = tiled_dot<TILE>(A, B, As, Bs, row, col, N, N);
   C[(size_t)row * N + col] = acc;
   if (tx == 0 && ty == 0) { clk_store(rec, blockIdx.x, g0, c0); trace_store(trace, g0, c0); }
 }
