@@ -158,15 +158,16 @@ def fragment_trace(body: list[str], mma_per_step: int) -> str:
     raise ValueError(f"no k-step segment with {mma_per_step} HMMA")
 
 
-def fragment_traces() -> dict:
-    """{(kernel, copy, S): fragment trace} from round 4's SASS (the k-loop: longest backward branch holding HMMA);
-    {} without the archive."""
+def fragment_traces(sass: str | None = None) -> dict:
+    """{(kernel, copy, S): fragment trace} from a cuobjdump -sass dump of mma_pipe4's kernels (the k-loop: longest
+    backward branch holding HMMA), by default round 4's; {} without the archive."""
     import tarfile
 
-    if not SASS4.exists():
-        return {}
-    with tarfile.open(SASS4) as tar:
-        sass = tar.extractfile("raw/sass_mma_pipe4.txt").read().decode()
+    if sass is None:
+        if not SASS4.exists():
+            return {}
+        with tarfile.open(SASS4) as tar:
+            sass = tar.extractfile("raw/sass_mma_pipe4.txt").read().decode()
     out = {}
     for m, ins in functions(sass, r"mma_gemmILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELb([01])"):
         BM, BN, BK, wm, wn, S, cp = (int(x) for x in m.groups())
