@@ -135,9 +135,48 @@ def compare() -> None:
                   f"  predicted {float(p['model_wmma_over_mma']):.3f}")
 
 
+def ranking(api: str) -> tuple[int, int, int, int]:
+    """The S order per SM cycle with ties, as round 3 counts it: a pair of S is separated when their median cycles
+    differ by more than the larger p5-p95 spread of the two configurations' 20 launches (launches28.csv); the model must
+    order every separated pair as measured. Prints each group; returns (groups right, groups, pairs right, pairs)."""
+    import numpy as np
+
+    cyc = {}
+    for r in read(HERE / "launches28.csv"):
+        if r["api"] == api and r["copy"] == "1":
+            cyc.setdefault((r["kernel"], int(r["M"]), int(r["stages"])), []).append(float(r["time_ms"]) * float(r["sm_mhz"]))
+    rows = [r for r in read(HERE / "compare28.csv") if r["api"] == api]
+    model = {(r["kernel"], int(r["M"]), int(r["stages"])): 1.0 / (float(r["model_tflops"]) / float(r["sm_mhz"])) for r in rows}
+    stat = {k: (float(np.median(v)), float((np.percentile(v, 95) - np.percentile(v, 5)) / np.median(v))) for k, v in cyc.items()}
+    right = groups = pr = pairs = 0
+    for kernel, n in sorted({k[:2] for k in model}):
+        bad, sep = [], 0
+        for a in range(1, 5):
+            for b in range(a + 1, 5):
+                (ca, sa), (cb, sb) = stat[(kernel, n, a)], stat[(kernel, n, b)]
+                d = (ca - cb) / ((ca + cb) / 2)
+                if abs(d) <= max(sa, sb):
+                    continue
+                sep += 1
+                if (model[(kernel, n, a)] - model[(kernel, n, b)]) * d <= 0:
+                    bad.append(f"S={a} vs {b}")
+        groups += 1
+        right += not bad
+        pairs += sep
+        pr += sep - len(bad)
+        print(f"  {api} {kernel} {n}: {sep} separated pairs, {'all in order' if not bad else 'wrong: ' + '; '.join(bad)}")
+    print(f"  {api}: ranked as measured (ties allowed): {right} of {groups} groups, {pr} of {pairs} separated pairs")
+    return right, groups, pr, pairs
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "compare":
         compare()
+        ranking("wmma")
+        ranking("mma")
+    elif len(sys.argv) > 1 and sys.argv[1] == "ranking":
+        ranking("wmma")
+        ranking("mma")
     else:
         rows = predict()
         write_csv(HERE / "predictions28.csv", rows)
