@@ -308,6 +308,13 @@ class TensorCoreParams(_RasterParams):
         "code out differently for each stage count (for a sweep over stages); default: its issue slots only."
     )
 
+    api: Literal["mma.sync", "wmma"] = Field(
+        "mma.sync", description="The warp-level API of the kernel's source: PTX mma.sync or nvcuda::wmma. It selects "
+        "which measured H200 reference is shown beside the row (gemmsim.sim.reference_tc); the model sees the API only "
+        "through fragment_trace, copy_trace, the instruction counts and regs (on sm_90 both compile to LDSM.x4 + "
+        "HMMA.16816, validation/h200/round28)."
+    )
+
     @model_validator(mode="after")
     def _shape(self) -> "TensorCoreParams":
         problems = []
@@ -794,7 +801,7 @@ def _build_tensorcore(k: GPUKernel, p: TensorCoreParams, dtype: str, machine) ->
         raster=p.raster, group_m=p.group_m, stages=p.stages, BK=p.BK, WM=p.WM, WN=p.WN, mma=mma, swizzle=p.swizzle,
         kstep=p.BK, extra={"warp_instructions_per_step": p.warp_instructions_per_step,
                            "warp_copy_instructions_per_step": p.warp_copy_instructions_per_step,
-                           "fragment_trace": p.fragment_trace, "smem_row_pad": p.pad,
+                           "fragment_trace": p.fragment_trace, "smem_row_pad": p.pad, "api": p.api,
                            "copy_trace": p.copy_trace.get(p.stages) if isinstance(p.copy_trace, dict) else p.copy_trace},
     )
 

@@ -27,3 +27,24 @@ def test_pipeline_figures_are_drawn_with_references_and_readings():
 def test_no_pipeline_figure_without_a_stage_sweep():
     drawn = {d.name for d in build_figures([_row("rtx4060", 3, 28.8, 0)])}
     assert "pipeline_depth" not in drawn
+
+
+def test_two_measured_kernels_on_one_panel_are_told_apart():
+    """pipeline_depth.yaml's H200 panel: the mma.sync and the WMMA kernel, near-equal, each with its measurements
+    beside its own model line (own colour, own marker, measured squares side by side); a datasheet peak far above the
+    data is named in the legend, not allowed to flatten the lines."""
+    rows = []
+    for label, model, meas in (("mma_pipe", (129.4, 195.5), (157.6, 216.9)), ("wmma_pipe", (131.8, 191.9), (160.9, 214.6))):
+        for S, t, ref in zip((1, 2), model, meas):
+            r = _row("h200", S, t, 0)
+            r.update(kernel="tensorcore", label=label, peak_tflops=989.4, measured_tflops_at_model_clock=ref)
+            rows.append(r)
+    drawn = {d.name: d for d in build_figures(rows)}["pipeline_depth"]
+    ax = drawn.fig.axes[0]
+    by = {ln.get_label(): ln for ln in ax.lines}
+    a, b = by["mma_pipe: measured, rescaled to the model's clock"], by["wmma_pipe: measured, rescaled to the model's clock"]
+    assert a.get_color() == by["mma_pipe: model"].get_color() != b.get_color() == by["wmma_pipe: model"].get_color()
+    assert by["mma_pipe: model"].get_marker() != by["wmma_pipe: model"].get_marker()
+    assert all(x < y for x, y in zip(a.get_xdata(), b.get_xdata()))  # side by side, not on top of each other
+    assert "datasheet peak 989 (above the axis)" in by and ax.get_ylim()[1] < 989
+    assert "wmma_pipe: model S=1 131.8, S=2 191.9" in drawn.reading

@@ -94,6 +94,53 @@ def test_measured_reference_only_for_the_measured_configuration():
     assert reference_columns("a100", "tensorcore", {"pad": 8}, spec, 8192, 8192, 8192, "fp16", 1430) == {}
 
 
+def _round28_wmma_measured() -> dict:
+    """validation/h200/round28/wmma_pipeline28.csv's WMMA copy kernels at 8192, read here independently of gemmsim."""
+    import csv
+    from pathlib import Path
+
+    warp_tile = {"mma_128x128_w2x4": (64, 32), "mma_128x128_w2x2": (64, 64), "mma_64x64_w2x2": (32, 32)}
+    path = Path(__file__).resolve().parents[2] / "validation/h200/round28/wmma_pipeline28.csv"
+    return {(int(r["BM"]), int(r["BN"]), *warp_tile[r["kernel"]], int(r["stages"])): (float(r["tflops"]), int(r["sm_mhz"]))
+            for r in csv.DictReader(path.open())
+            if r["api"] == "wmma" and r["copy"] == "1" and (r["M"], r["N"], r["K"]) == ("8192", "8192", "8192")}
+
+
+def test_the_wmma_reference_is_round_28s_measurement():
+    from gemmsim.sim.reference_tc import H200_MMA_PIPE, H200_WMMA_PIPE
+
+    want = _round28_wmma_measured()
+    assert len(want) == 12 and H200_WMMA_PIPE == want
+    assert set(H200_WMMA_PIPE) == set(H200_MMA_PIPE)  # the same tiles and stages as round 3's mma.sync kernels
+
+
+def test_the_api_picks_the_measured_reference():
+    """A wmma row gets round 28's WMMA measurement; a row without ``api`` (mma.sync) keeps round 3's."""
+    import dataclasses
+
+    from gemmsim.kernels.gpu import KERNELS
+    from gemmsim.sim.reference_tc import reference_columns
+
+    tile = {"BM": 128, "BN": 128, "WM": 64, "WN": 32, "stages": 3, "pad": 8}
+    wmma = KERNELS["tensorcore"].spec({**tile, "api": "wmma"}, "fp16")
+    plain = KERNELS["tensorcore"].spec(tile, "fp16")
+    got = reference_columns("h200", "tensorcore", {"pad": 8, "api": "wmma"}, wmma, 8192, 8192, 8192, "fp16", 1697 / 2)
+    assert got["measured_tflops"] == 270.4 and got["measured_sm_mhz"] == 1697
+    assert got["measured_tflops_at_model_clock"] == pytest.approx(270.4 / 2)
+    assert reference_columns("h200", "tensorcore", {"pad": 8}, plain, 8192, 8192, 8192, "fp16", 1430)["measured_tflops"] == 262.3
+    # the raw params dict alone (a spec without extra) decides too; missing api is mma.sync
+    bare = dataclasses.replace(plain, extra={})
+    assert reference_columns("h200", "tensorcore", {"pad": 8, "api": "wmma"}, bare, 8192, 8192, 8192, "fp16", 1430)[
+        "measured_tflops"] == 270.4
+    assert reference_columns("h200", "tensorcore", {"pad": 8}, bare, 8192, 8192, 8192, "fp16", 1430)["measured_tflops"] == 262.3
+
+
+def test_an_unknown_api_is_refused_by_name():
+    with pytest.raises(KernelError) as err:
+        tc("h200", stages=2, api="wgmma")
+    assert any(p.startswith("api:") and "'mma.sync' or 'wmma'" in p for p in err.value.problems)
+
+
 # the mma_pipe 128x128/8-warp kernel of validation/h200/round3, with round 4's executed instruction counts
 MMA_PIPE = dict(M=4096, N=4096, K=4096, dtype="fp16", BM=128, BN=128, BK=32, WM=64, WN=32, pad=8, regs=126, max_blocks=264)
 
@@ -195,6 +242,32 @@ def test_pipeline_depth_experiment_gives_the_measured_kernel_its_copy_code_per_s
             if r["kernel"] == "mma_128x128_w2x4"}
     assert {int(k): v for k, v in entry.params["copy_trace"].items()} == want
     assert sorted(want) == exp.sweep["stages"]
+
+
+def test_pipeline_depth_experiment_gives_the_wmma_kernel_round_28s_inputs():
+    """experiments/pipeline_depth.yaml's WMMA kernel (round 28's wmma variant of the 128x128 8-warp kernel) carries
+    validation/h200/round28/inputs28.csv's copy trace per S, the fragment trace of S = 2-4, 128 registers and the means
+    over S of the executed instruction counts; its api selects the WMMA measurements."""
+    import csv
+    import statistics
+    from pathlib import Path
+
+    from gemmsim.run.experiment import load_experiment
+
+    root = Path(__file__).resolve().parents[2]
+    exp = load_experiment(root / "experiments" / "pipeline_depth.yaml")
+    entry = next(k for k in exp.kernels if k.label == "wmma_pipe_128x128")
+    rows = {int(r["S"]): r for r in csv.DictReader((root / "validation/h200/round28/inputs28.csv").open())
+            if r["kernel"] == "mma_128x128_w2x4"}
+    p = entry.params
+    assert entry.name == "tensorcore" and p["api"] == "wmma"
+    assert (p["BM"], p["BN"], p["BK"], p["WM"], p["WN"], p["pad"], p["max_blocks"]) == (128, 128, 32, 64, 32, 8, 264)
+    assert {int(k): v for k, v in p["copy_trace"].items()} == {S: r["copy_trace"] for S, r in rows.items()}
+    assert sorted(rows) == exp.sweep["stages"]
+    assert p["fragment_trace"] == rows[2]["fragment_trace"] == rows[3]["fragment_trace"] == rows[4]["fragment_trace"]
+    assert p["regs"] == int(rows[2]["regs"]) == 128
+    assert p["warp_instructions_per_step"] == round(statistics.mean(float(r["compute_instructions"]) for r in rows.values()), 1)
+    assert p["warp_copy_instructions_per_step"] == round(statistics.mean(float(r["copy_instructions"]) for r in rows.values()), 1)
 
 
 def test_cp_async_into_padded_rows_takes_the_measured_chip_throughput_where_it_is_lower():

@@ -4,7 +4,8 @@ Drawn from rows that carry the SM pipeline model's columns (``pipe_step_clk`` an
 ``pipe_copy_wait_clk``, ``pipe_barrier_clk``, ``pipe_mma_clk``, ``pipe_contention_clk``: see
 ``gemmsim.models.sm_pipeline``) over at least two values of ``p_stages``. Reference throughputs that rows carry
 (``seed_measured_tflops``: seed 003's RTX 4060; ``measured_tflops``: the H200 measurements of
-validation/h200/round3) are drawn as hollow markers beside the model, never used by it.
+validation/h200/round3, mma.sync, and round28, its WMMA variant) are drawn as hollow markers beside the model, never
+used by it; where several measured kernels share a panel, their markers sit side by side, each in its model line's colour.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ PART_LABELS = {
 PART_COLORS = {"mma": "C2", "contention": "C1", "barrier": "C4", "copy_wait": "C3"}
 REFS = (("seed_measured_tflops", "seed 003, measured"),
         ("measured_tflops_at_model_clock", "measured, rescaled to the model's clock"))
+#: model-line markers per kernel on one panel, so kernels of near-equal throughput (mma.sync and WMMA) stay apart
+MARKERS = "o^vDsP"
+#: a reference line this far above the panel's data is named in the legend, not drawn, so the data keep the height
+OFF_SCALE = 1.6
 
 
 def _rows(rows: list[dict]) -> list[dict]:
@@ -51,14 +56,21 @@ def _throughput(rs: list[dict], ms: list[str], machines: dict) -> Drawn:
     for ax, m in zip(axes, ms):
         mine = [r for r in rs if r["machine"] == m]
         kernels = list(dict.fromkeys(_label(r) for r in mine))
+        measured = [k for k in kernels if any(_finite(r.get(c)) for r in mine if _label(r) == k for c, _ in REFS)]
+        top = 0.0
         for n, k in enumerate(kernels):
             pts = sorted((r for r in mine if _label(r) == k), key=lambda r: r["p_stages"])
             S = [r["p_stages"] for r in pts]
-            ax.plot(S, [r["tflops"] for r in pts], "o-", color=f"C{n}", label=f"{k}: model")
+            ax.plot(S, [r["tflops"] for r in pts], "-", marker=MARKERS[n % len(MARKERS)], color=f"C{n}",
+                    label=f"{k}: model")
+            top = max([top] + [r["tflops"] for r in pts])
+            # measured kernels' markers side by side (each beside its own model point) where several share a panel
+            dx = 0.08 * (measured.index(k) - (len(measured) - 1) / 2) if k in measured else 0.0
             for col, what in REFS:
-                ref = [(r["p_stages"], r[col]) for r in pts if _finite(r.get(col))]
+                ref = [(r["p_stages"] + dx, r[col]) for r in pts if _finite(r.get(col))]
                 if ref:
                     ax.plot(*zip(*ref), "s", ms=8, mfc="none", mew=1.5, color=f"C{n}", label=f"{k}: {what}")
+                    top = max([top] + [v for _, v in ref])
             model = ", ".join(f"S={r['p_stages']} {r['tflops']:.1f}" for r in pts)
             text = f"{m} {k}: model {model} TFLOP/s"
             for col, what in REFS:
@@ -68,11 +80,18 @@ def _throughput(rs: list[dict], ms: list[str], machines: dict) -> Drawn:
             reading.append(text)
         peak = next((r.get("peak_tflops") for r in mine if _finite(r.get("peak_tflops"))), None)
         if peak:
-            # the reference lines are legend entries, not text on the plot, so the legend never covers their labels
-            ax.axhline(peak, color="0.5", ls="--", lw=0.8, label="datasheet peak")
+            # the reference lines are legend entries, not text on the plot, so the legend never covers their labels;
+            # one far above the data (the H200's wgmma peak) is only named, so the kernels' lines keep the height
             frac = getattr(machines.get(m), "mma_sync_fraction", 1.0)
+            lines = [(peak, "--", "datasheet peak")]
             if frac < 1:  # Hopper: mma.sync reaches only part of the wgmma peak
-                ax.axhline(peak * frac, color="0.5", ls=":", lw=0.8, label="mma.sync rate")
+                lines.append((peak * frac, ":", "mma.sync rate"))
+            off = [top > 0 and y > OFF_SCALE * top for y, _, _ in lines]
+            for (y, ls, what), o in zip(lines, off):
+                value = f"{y:.0f}" if y >= 100 else f"{y:.1f}"
+                ax.axhline(y, color="0.5", ls=ls, lw=0.8, label=f"{what} {value}" + (" (above the axis)" if o else ""))
+            if any(off):
+                ax.set_ylim(top=max([1.1 * top] + [1.05 * y for (y, _, _), o in zip(lines, off) if not o]))
         ax.set(title=m, xlabel="pipeline stages S", xticks=sorted({r["p_stages"] for r in mine}))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
