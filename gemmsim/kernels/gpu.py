@@ -213,8 +213,10 @@ class _RasterParams(Strict):
     raster: Literal["row", "column", "grouped"] = Field("row", description="Launch order of blocks over C tiles.")
     group_m: int = Field(8, ge=1, description="Tile rows per group for raster='grouped' (Triton's GROUP_M).")
     max_blocks: int | None = Field(
-        None, ge=1, description="Simulate only the first max_blocks blocks (launch order) in the memory model and scale; "
-        "the row then says sampled=True. None: every block."
+        None, ge=1, description="Simulate only the first max_blocks blocks (launch order) in the memory model and scale, "
+        "rounded up to whole waves of resident blocks, at least two (gemmsim.models.gpu_memory.MIN_SAMPLE_WAVES: part "
+        "of a wave misstates what shares the L2); the row then says sampled=True and blocks_simulated. None: every block, or "
+        "the memory model's own sample where that would take too long."
     )
 
 

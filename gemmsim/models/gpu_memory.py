@@ -42,12 +42,13 @@ SM's loads (its state stays in the host's caches), and finally the L2 sees every
 global issue order (``_l2_rounds``); all in numba. An SM on which no load hits L1 (the usual case for the
 tiled and tensor-core GEMMs) is run without the LRU: a check that stops at the first access that would hit
 (then that SM runs the exact LRU) is much cheaper (``_l1_rounds``). ``max_blocks`` simulates only the first blocks in launch
-order, and a launch that would make more than ``budget`` cache accesses is sampled the same way to whole
-waves; the result then says ``sampled: True``. Sampling extrapolates in steady state: a second, shorter prefix
-(half as many blocks in whole waves, and at least the launch order's first reuse period -- a row of tiles, a
-column, a GROUP_M group -- when the sample reaches past it) is simulated too, and the blocks not simulated are
-charged at the rate between the two prefixes, so the cold misses of the first waves are counted once. The
-shorter prefix shares the longer one's rounds up to the first round in which a later block issues (``_run``).
+order (rounded up to whole waves, at least ``MIN_SAMPLE_WAVES``), and a launch that would make more than ``budget``
+cache accesses is sampled the same way to whole waves; the result then says ``sampled: True``. Sampling
+extrapolates in steady state: a second, shorter prefix (half as many blocks in whole waves, and at least the launch
+order's first reuse period -- a row of tiles, a column, a GROUP_M group -- when the sample reaches past it) is
+simulated too, and the blocks not simulated are charged at the rate between the two prefixes, so the cold misses of
+the first waves are counted once. The shorter prefix shares the longer one's rounds up to the first round in which
+a later block issues (``_run``).
 """
 
 
@@ -65,6 +66,15 @@ from gemmsim.trace import Layout
 
 #: Largest number of per-block templates kept when blocks cannot be shifted copies of one another.
 MAX_EXPLICIT_REQUESTS = 60_000_000
+
+#: An explicit ``max_blocks`` sample is rounded up to whole waves of resident blocks (SMs x blocks per SM), at least
+#: this many, as the budget sampler's: a sample of part of a wave leaves out blocks that share the L2 with it, and the
+#: steady-state rate is taken from the second, warm wave. The 64x64 tensor-core tiles of validation/h200/round3 (5-7
+#: blocks per SM, 660-924 a wave) sampled at 264 blocks came out 4-21 % faster than the same launch simulated whole,
+#: at 0.06-0.73x its DRAM bytes; one whole wave 0-4.5 % faster at 0.66-1.0x; two waves within 0.3 % at 0.85-1.0x
+#: (validation/h200/round29/sampling29.csv). 0 keeps exactly ``max_blocks`` blocks, the rule under which
+#: validation/h200/round28's predictions were made.
+MIN_SAMPLE_WAVES = 2
 
 #: Start of slot s's first block, as a fraction ``stagger * s / slots`` of a block's instruction count. Real
 #: blocks do not run in lockstep: dispatch is staggered and blocks drift, so after the first waves the blocks
@@ -898,10 +908,11 @@ def simulate_memory(
     """Run a kernel's blocks through the GPU memory system of ``machine``; returns the counters.
 
     ``blocks_per_sm``: resident blocks per SM (occupancy). ``l1_bytes``: L1 capacity per SM (default: what the
-    largest carve-out leaves). ``max_blocks``: simulate only the first blocks in launch order and scale
-    (then ``sampled`` is True); without it, a launch that would make more than ``budget`` cache accesses is
-    sampled to the whole waves that fit (None: never sample). Counters: ``dram_bytes_read``/``_written`` (``_A``, ``_B``, ``_C`` split the
-    reads), ``l2_hit_rate`` (read sectors found in L2 / read sectors asked for), ``l1_hit_rate``,
+    largest carve-out leaves). ``max_blocks``: simulate only the first blocks in launch order, rounded up to whole
+    waves (at least ``MIN_SAMPLE_WAVES``), and scale (then ``sampled`` is True); without it, a launch that would make
+    more than ``budget`` cache accesses is sampled to the whole waves that fit (None: never sample). Counters:
+    ``dram_bytes_read``/``_written`` (``_A``, ``_B``, ``_C`` split the reads), ``l2_hit_rate`` (read sectors found in
+    L2 / read sectors asked for), ``l1_hit_rate``,
     ``l2_sectors_read``, ``l2_sectors_written``, ``global_requests``, ``global_sectors``, ``blocks``,
     ``waves`` (ceil(blocks / (sms * blocks_per_sm))), ``rounds`` (round-robin rounds the schedule took).
     ``stagger``: how far apart the first blocks start (None: ``start_stagger(spec)``). ``stagger_group``: slots
@@ -943,6 +954,8 @@ def simulate_memory(
     n_sim = n_total
     if max_blocks:
         n_sim = min(n_total, int(max_blocks))
+        if MIN_SAMPLE_WAVES:  # whole waves: a partial wave misstates what shares the L2 at once
+            n_sim = min(n_total, max(-(-n_sim // wave), MIN_SAMPLE_WAVES) * wave)
     elif budget and per_block * n_total > budget:
         n_sim = min(n_total, max(2 * wave, (budget // max(per_block, 1)) // wave * wave))
         # the sample must reach past the first reuse period to see the steady state (within 4x the budget)

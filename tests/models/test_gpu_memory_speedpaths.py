@@ -127,8 +127,8 @@ SAMPLED = [
     # (kernel, dtype, params, shape, bps, l1_bytes, stagger, max_blocks)
     ("tiled_smem", "fp32", {"TILE": 8, "raster": "row"}, (64, 64, 24), 2, 2048, 1.0, 48),
     ("tiled_smem", "fp32", {"TILE": 8, "raster": "grouped", "group_m": 2}, (48, 64, 16), 1, 16384, 0.5, 36),
-    ("ijk", "fp32", {"BX": 8, "BY": 4}, (32, 24, 8), 2, 1024, 0.0, 20),
-    ("tensorcore", "fp16", {"BM": 32, "BN": 32, "BK": 32, "WM": 16, "WN": 16, "stages": 2}, (128, 96, 64), 1, 2048, 1.0, 9),
+    ("ijk", "fp32", {"BX": 8, "BY": 4}, (32, 24, 8), 2, 1024, 0.0, 16),  # two whole waves of 8
+    ("tensorcore", "fp16", {"BM": 32, "BN": 32, "BK": 32, "WM": 16, "WN": 16, "stages": 2}, (128, 96, 64), 1, 2048, 1.0, 8),  # two whole waves of 4
 ]
 
 
@@ -293,3 +293,22 @@ def test_short_run_checks_hits_of_its_own(monkeypatch):
     for (c, l2), k in zip((long_run, short_run), (2, 1)):
         c_ref, l2_ref = gm._run(args[0][:k], args[1][:k], *args[2:], *rest, 0)[0]
         assert (c == c_ref).all() and (l2 == l2_ref).all()
+
+
+def test_an_explicit_sample_is_rounded_up_to_whole_waves(monkeypatch):
+    """max_blocks is raised to whole waves of resident blocks, at least ``MIN_SAMPLE_WAVES`` (2): a sample of part of a
+    wave leaves out blocks that share the L2 with it. 4 SMs x 2 blocks = 8 a wave, 64 tiles; 0 keeps max_blocks."""
+    m = small_machine()
+    L = Layout.build(64, 64, 24, "fp32")
+    spec = KERNELS["tiled_smem"].spec({"TILE": 8, "raster": "row"}, "fp32")
+
+    def simulated(max_blocks):
+        got = simulate_memory(m, spec, L, 2, 2048, max_blocks=max_blocks, stagger=1.0).counters
+        return got["blocks_simulated"], got["sampled"]
+
+    assert gm.MIN_SAMPLE_WAVES == 2
+    assert simulated(5) == (16, True) and simulated(17) == (24, True) and simulated(60) == (64, False)
+    monkeypatch.setattr(gm, "MIN_SAMPLE_WAVES", 1)
+    assert simulated(5) == (8, True)
+    monkeypatch.setattr(gm, "MIN_SAMPLE_WAVES", 0)
+    assert simulated(5) == (5, True)

@@ -160,9 +160,10 @@ def test_executed_counts_split_into_compute_issue_and_copy_issue():
 
 def test_copy_issue_adds_to_a_compute_bound_step():
     base = dict(stages=4, warp_instructions_per_step=60.0, **MMA_PIPE)
-    # without the measured copy-path limit the copies keep up and the step is the compute phase
-    a = simulate_gpu(H200, "tensorcore", warp_copy_instructions_per_step=100.0, **base)
-    b = simulate_gpu(H200, "tensorcore", warp_copy_instructions_per_step=200.0, **base)
+    # without the measured copy-path limit the copies keep up (from 150 copy instructions on: with fewer, the steps of
+    # the launch's memory, sampled in two whole waves, outrun them) and the step is the compute phase
+    a = simulate_gpu(H200, "tensorcore", warp_copy_instructions_per_step=200.0, **base)
+    b = simulate_gpu(H200, "tensorcore", warp_copy_instructions_per_step=300.0, **base)
     assert a["blocks_per_sm"] == b["blocks_per_sm"] == 2 and a["pipe_copy_wait_clk"] == b["pipe_copy_wait_clk"] == 0
     # 2 blocks x 2 warps per sub-partition issue 100 more instructions each per step: 400 cycles more per step (both
     # above the shared pipe's 2 x 512 wavefronts, which binds with no copy issue at all)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from gemmsim.machine import load_machine
+from gemmsim.models import gpu_memory
 from gemmsim.sim.gpu import simulate_gpu
 
 OUT = Path(__file__).resolve().parent / "model_sampling_2048.csv"
@@ -51,7 +52,11 @@ def main() -> None:
             full, t_full = run(m, kernel, dtype, params, order, 10**9)
             wave = m.sms * int(full["blocks_per_sm"])
             dflt, t_dflt = run(m, kernel, dtype, params, order, None)
-            one, t_one = run(m, kernel, dtype, params, order, wave)
+            keep, gpu_memory.MIN_SAMPLE_WAVES = gpu_memory.MIN_SAMPLE_WAVES, 1  # one wave exactly (round 29: default two)
+            try:
+                one, t_one = run(m, kernel, dtype, params, order, wave)
+            finally:
+                gpu_memory.MIN_SAMPLE_WAVES = keep
             rows.append([kernel, dtype, " ".join(f"{k}={v}" for k, v in params.items()), N, order, full["blocks"], wave,
                          int(full["dram_bytes_read"]), int(full["dram_bytes_written"]), int(dflt["dram_bytes_read"]),
                          dflt["blocks_simulated"], int(one["dram_bytes_read"]), one["blocks_simulated"],
