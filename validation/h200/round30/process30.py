@@ -2,6 +2,7 @@
 
     python validation/h200/round30/process30.py            # -> schedule30.csv (how the blocks sat), ~1 s
     python validation/h200/round30/process30.py replay [4096] [8192]   # -> replay30.csv (the 64x64 tile; ~2 / ~8 min)
+    python validation/h200/round30/process30.py figure     # -> figures/schedule30.png
 
 Each sched_<api>_<M>.csv of the archive holds, for the 11th of each configuration's 20 timed launches, every block's
 SM and its globaltimer (ns, from the launch's first block start) and clock64 at start and end; the configurations
@@ -149,8 +150,49 @@ def replay(N: int = 4096) -> None:
     write(path, old + out)
 
 
+def figure() -> None:
+    """Block start against launch order for three launches: lockstep waves (128x128, S = 2), and the 64x64 tile's
+    spread waves at 4096 and 8192, each start in units of the launch's median block time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pick = [("mma_128x128_w2x4", "2", "4096", "128x128, 8 warps, S = 2, 4096$^3$"),
+            ("mma_64x64_w2x2", "3", "4096", "64x64, 4 warps, S = 3, 4096$^3$"),
+            ("mma_64x64_w2x2", "3", "8192", "64x64, 4 warps, S = 3, 8192$^3$ (first 8 waves)")]
+    runs = {(r["kernel"], r["stages"], r["M"]): r for r in launches() if r["api"] == "mma" and r["copy"] == "1"}
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
+    for ax, (k, S, M, title) in zip(axes, pick):
+        r = runs[(k, S, M)]
+        dur = float(np.median(r["end"] - r["start"]))
+        wave = SMS * int(r["blocks_per_sm"])
+        n = min(len(r["block"]), 8 * wave)
+        ax.scatter(r["block"][:n], r["start"][:n] / dur, s=1.5, color="tab:blue", label="block start (H200)")
+        for w in range(0, n, wave):
+            ax.axvline(w, color="0.8", lw=0.6)
+        # the model's default: the first wave's slots start spread evenly over one block, and keep their phase
+        first = np.arange(min(wave, n))
+        ax.plot(first, first / wave, color="tab:red", lw=1.5, label="model's assumed first wave (even spread)")
+        ax.set_title(f"{title}\n{r['blocks_per_sm']} blocks per SM, wave of {wave}; wave spread "
+                     f"{sitting(r)['wave_spread']}", fontsize=10)
+        ax.set_xlabel("block (launch order); grey lines: wave boundaries")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("start time / median block time")
+    axes[0].legend(loc="upper left", fontsize=8, markerscale=5)
+    fig.suptitle("When the blocks of one launch start on the H200 (round 30): lockstep waves for 128x128 at S <= 2, "
+                 "smeared waves for 64x64", fontsize=11)
+    fig.tight_layout()
+    out = HERE / "figures" / "schedule30.png"
+    out.parent.mkdir(exist_ok=True)
+    fig.savefig(out, dpi=110)
+    print(out)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "replay":
+    if len(sys.argv) > 1 and sys.argv[1] == "figure":
+        figure()
+    elif len(sys.argv) > 1 and sys.argv[1] == "replay":
         for n in (sys.argv[2:] or ("4096",)):
             replay(int(n))
     else:
