@@ -80,3 +80,14 @@ def test_at_8192_the_replay_reads_between_lockstep_and_the_even_spread():
         assert lock < 0.25 < 0.55 < meas < 0.75 < 1.05 < spread
         m = rows[(S, "measured")]
         assert abs(float(m["model_tflops"]) / float(m["measured_tflops"]) - 1) <= 0.05
+
+
+def test_the_lockstep_diagnostic_as_the_readme_states_it():
+    rows = table(ROUND30, "lockstep30.csv")
+    assert len(rows) == 48
+    within = {api: sum(abs(float(r["lockstep_ratio"]) - 1) <= 0.10 for r in rows if r["api"] == api) for api in ("wmma", "mma")}
+    committed = {api: sum(abs(float(r["committed_ratio"]) - 1) <= 0.10 for r in rows if r["api"] == api)
+                 for api in ("wmma", "mma")}
+    assert within == {"wmma": 21, "mma": 21} and committed == {"wmma": 16, "mma": 17}
+    fast = [float(r["lockstep_ratio"]) for r in rows if r["kernel"] == "mma_64x64_w2x2" and r["M"] == "8192"]
+    assert min(fast) > 1.04 and max(fast) < 1.13
