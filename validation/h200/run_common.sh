@@ -72,3 +72,34 @@ traced_profiled() {
   done
   (cd "/tmp/tr$r" && tar -czf "$OUT/traces$r.tar.gz" trace_*.csv && tar -czf "$OUT/ncu$r.tar.gz" "ncu${r}"_*.csv)
 }
+
+# packed_start NAME: a round whose raw files come back as one archive. D = $OUT, or out<NAME> in the folder it was
+# started from (made); O = a fresh temporary folder raw<NAME>; then the calling script's folder becomes the working
+# folder and run_start O. The script sources this file by its path first: . "$(dirname "$0")/../run_common.sh"
+packed_start() {
+  D=${OUT:-$PWD/out$1}; mkdir -p "$D"
+  O=$(mktemp -d)/raw$1; mkdir -p "$O"
+  cd "$(dirname "${BASH_SOURCE[1]}")" || exit 1
+  run_start "$O"
+}
+
+# packed_end NAME: run_end O, its log and listing printed, O packed into $D/round<NAME>.tar.gz
+packed_end() {
+  run_end "$O"
+  cat "$O/log.txt"; ls -la "$O"
+  tar czf "$D/round$1.tar.gz" -C "$(dirname "$O")" "$(basename "$O")"
+}
+
+# build_pipe28 TAG: rounds 28 and 30 -- round 3's mma_pipe.cu + round 4's mma_pipe4.patch + round 28's wmma28.patch
+# as build/mma_pipe<TAG>.cu, built twice, build/mp<TAG>_wmma (-DWMMA) and build/mp<TAG>_mma (ptxas reports in $O),
+# their SASS gzipped into $O. A build/clk.h made beforehand (round 30's) takes the place of round 3's.
+build_pipe28() {
+  cp ../round3/mma_pipe.cu "build/mma_pipe$1.cu" && patch -s "build/mma_pipe$1.cu" ../round4/mma_pipe4.patch \
+    && patch -s "build/mma_pipe$1.cu" ../round28/wmma28.patch || echo "patch failed" | tee -a "$O/log.txt"
+  local F="-O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -I../round3"
+  nvcc $F -DWMMA -o "build/mp$1_wmma" "build/mma_pipe$1.cu" > "$O/ptxas_wmma.txt" 2>&1 &
+  nvcc $F -o "build/mp$1_mma" "build/mma_pipe$1.cu" > "$O/ptxas_mma.txt" 2>&1 &
+  wait
+  ls -la build >> "$O/log.txt"
+  for b in wmma mma; do cuobjdump -sass "build/mp$1_$b" > "$O/sass_$b.txt" 2>&1; gzip -f "$O/sass_$b.txt"; done
+}

@@ -8,6 +8,7 @@ measured (solid, markers) and modelled at the launch's own clock (dashed), WMMA 
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -16,6 +17,8 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from h200_io import save_figure  # noqa: E402
 TILES = (("mma_128x128_w2x4", "128x128, 8 warps"), ("mma_128x128_w2x2", "128x128, 4 warps"), ("mma_64x64_w2x2", "64x64, 4 warps"))
 STYLE = {"wmma": ("tab:red", "WMMA"), "mma": ("tab:blue", "mma.sync")}
 
@@ -46,12 +49,8 @@ def main() -> Path:
     axes[-1].legend(fontsize=7, loc="lower right", ncol=2)
     fig.suptitle("H200, fp16 GEMM with fp32 accumulation: WMMA and mma.sync kernels, same copies and stages "
                  "(round 28; model dashed, at each launch's clock)", fontsize=10)
-    fig.tight_layout()
-    out = HERE / "figures" / "wmma28.png"
-    out.parent.mkdir(exist_ok=True)
-    fig.savefig(out, dpi=110)
-    return out
+    return save_figure(fig, HERE, "wmma28.png", dpi=110)
 
 
 if __name__ == "__main__":
-    print(main())
+    main()

@@ -7,24 +7,14 @@
 #                                                          (the model's inputs; no timing)
 #   bash validation/h200/round28/run_round28.sh time     -> the S sweep timed (4096^3 and 8192^3, every launch with its
 #                                                          own in-kernel clock) and ncu stall reasons at 4096^3
-# Output: $OUT/round28_<part>.tar.gz (or ./out28/). Clocks are never changed (ncu --clock-control none).
+# Output: $OUT/round28_<part>.tar.gz (or ./out28_<part>/). Clocks are never changed (ncu --clock-control none).
 set -u
 PART=${1:?profile or time}
-HERE=$(cd "$(dirname "$0")" && pwd)
-D=${OUT:-$PWD/out28}; mkdir -p "$D"
-O=$(mktemp -d)/raw28_$PART; mkdir -p "$O"
-cd "$HERE"
-. ../run_common.sh
-run_start "$O"
+. "$(dirname "$0")/../run_common.sh"
+packed_start "28_$PART"
+HERE=$PWD
 ncu --version > "$O/ncu_version.txt" 2>&1
-cp ../round3/mma_pipe.cu build/mma_pipe28.cu && patch -s build/mma_pipe28.cu ../round4/mma_pipe4.patch \
-  && patch -s build/mma_pipe28.cu wmma28.patch || echo "patch failed" | tee -a "$O/log.txt"
-F="-O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -I../round3"
-nvcc $F -DWMMA -o build/mp28_wmma build/mma_pipe28.cu > "$O/ptxas_wmma.txt" 2>&1 &
-nvcc $F -o build/mp28_mma build/mma_pipe28.cu > "$O/ptxas_mma.txt" 2>&1 &
-wait
-ls -la build >> "$O/log.txt"
-for b in wmma mma; do cuobjdump -sass build/mp28_$b > "$O/sass_$b.txt" 2>&1; gzip -f "$O/sass_$b.txt"; done
+build_pipe28 28
 
 if [ "$PART" = profile ]; then
   # per-instruction executed counts of all 24 WMMA kernels (12 with copies, 12 copy-less twins) at 4096^3
@@ -50,6 +40,4 @@ else
         --log-file "$O/ncu_stalls_$b.csv" build/mp28_$b ncu 4096,4096,4096 > "$O/ncu_stalls_${b}_launches.txt" 2> "$O/ncu_stalls_$b.err" ) 2>> "$O/log.txt"
   done
 fi
-run_end "$O"
-cat "$O/log.txt"; ls -la "$O"
-tar czf "$D/round28_$PART.tar.gz" -C "$(dirname "$O")" "$(basename "$O")"
+packed_end "28_$PART"

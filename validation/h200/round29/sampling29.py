@@ -19,6 +19,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "round28"))
+sys.path.insert(0, str(HERE.parent))
+from h200_io import write_rows  # noqa: E402
 import predict28 as p  # noqa: E402
 
 from gemmsim.machine import load_machine  # noqa: E402
@@ -60,10 +62,7 @@ def main() -> None:
                     print(rows[-1], flush=True)
     finally:
         gpu_memory.MIN_SAMPLE_WAVES = keep
-    with (HERE / "sampling29.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(HERE / "sampling29.csv", rows)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,13 @@ S = 1, 2, and the 64x64 waves spreading wave by wave; the model's default spread
 """
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "round28"))
+sys.path.insert(0, str(HERE.parent))
+from h200_io import write_rows  # noqa: E402
 import predict28 as p  # noqa: E402
 
 import gemmsim.models.gpu_memory as gm  # noqa: E402
@@ -34,10 +35,7 @@ def main() -> None:
                          measured_tflops=r["measured_tflops"], committed_ratio=r["ratio"],
                          lockstep_tflops=round(m["tflops"], 1), lockstep_ratio=round(m["tflops"] / float(r["measured_tflops"]), 3)))
         print(rows[-1], flush=True)
-    with (HERE / "lockstep30.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(HERE / "lockstep30.csv", rows)
     for api in ("wmma", "mma"):
         sel = [x for x in rows if x["api"] == api]
         print(api, "within 10 %:", sum(abs(x["lockstep_ratio"] - 1) <= 0.10 for x in sel), "of", len(sel),

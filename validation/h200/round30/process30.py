@@ -33,6 +33,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from h200_io import save_figure, write_rows  # noqa: E402
+
 ARCHIVE = HERE / "raw" / "round30.tar.gz"
 SMS = 132
 
@@ -77,13 +80,6 @@ def sitting(r: dict) -> dict:
                 wave_spread=round(float(np.median(spreads)), 3) if spreads else "",
                 sm_gaps_together=round(float(np.mean(gaps < 0.1)), 3), sm_gap_median=round(float(np.median(gaps)), 3),
                 even_gap=round(1 / bps, 3), sms_used=len(np.unique(r["sm"])))
-
-
-def write(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def replay(N: int = 4096) -> None:
@@ -147,7 +143,7 @@ def replay(N: int = 4096) -> None:
             print(out[-1], flush=True)
     path = HERE / "replay30.csv"
     old = [r for r in csv.DictReader(path.open()) if int(r["M"]) != N] if path.exists() else []
-    write(path, old + out)
+    write_rows(path, old + out)
 
 
 def figure() -> None:
@@ -182,11 +178,7 @@ def figure() -> None:
     axes[0].legend(loc="upper left", fontsize=8, markerscale=5)
     fig.suptitle("When the blocks of one launch start on the H200 (round 30): lockstep waves for 128x128 at S <= 2, "
                  "smeared waves for 64x64", fontsize=11)
-    fig.tight_layout()
-    out = HERE / "figures" / "schedule30.png"
-    out.parent.mkdir(exist_ok=True)
-    fig.savefig(out, dpi=110)
-    print(out)
+    save_figure(fig, HERE, "schedule30.png", dpi=110)
 
 
 if __name__ == "__main__":
@@ -197,7 +189,7 @@ if __name__ == "__main__":
             replay(int(n))
     else:
         rows = [sitting(r) for r in launches()]
-        write(HERE / "schedule30.csv", rows)
+        write_rows(HERE / "schedule30.csv", rows)
         for r in rows:
             if r["copy"] == "1":
                 print({k: r[k] for k in ("api", "kernel", "stages", "M", "blocks_per_sm", "waves", "median_block_us",

@@ -6,21 +6,11 @@
 #   bash validation/h200/round30/run_round30.sh   -> $OUT/round30.tar.gz (or ./out30/)
 # Clocks are never changed.
 set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-D=${OUT:-$PWD/out30}; mkdir -p "$D"
-O=$(mktemp -d)/raw30; mkdir -p "$O"
-cd "$HERE"
-. ../run_common.sh
-run_start "$O"
-cp ../round3/mma_pipe.cu build/mma_pipe30.cu && patch -s build/mma_pipe30.cu ../round4/mma_pipe4.patch \
-  && patch -s build/mma_pipe30.cu ../round28/wmma28.patch || echo "patch failed" | tee -a "$O/log.txt"
+. "$(dirname "$0")/../run_common.sh"
+packed_start 30
+HERE=$PWD
 cp ../round3/clk.h build/clk.h && patch -s build/clk.h clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
-F="-O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v"
-nvcc $F -DWMMA -o build/mp30_wmma build/mma_pipe30.cu > "$O/ptxas_wmma.txt" 2>&1 &
-nvcc $F -o build/mp30_mma build/mma_pipe30.cu > "$O/ptxas_mma.txt" 2>&1 &
-wait
-ls -la build >> "$O/log.txt"
-for b in wmma mma; do cuobjdump -sass build/mp30_$b > "$O/sass_$b.txt" 2>&1; gzip -f "$O/sass_$b.txt"; done
+build_pipe28 30
 cd "$O"
 for b in mma wmma; do
   for n in 4096 8192; do
@@ -29,6 +19,4 @@ for b in mma wmma; do
   done
 done
 cd "$HERE"
-run_end "$O"
-cat "$O/log.txt"; ls -la "$O"; head -3 "$O"/mma_4096.csv
-tar czf "$D/round30.tar.gz" -C "$(dirname "$O")" "$(basename "$O")"
+packed_end 30
