@@ -208,6 +208,21 @@ def column_drift_weights(offsets: np.ndarray, cap: float, quantiles: int = DRIFT
     return {float(g): float(v) for g, v in zip(grid, w) if v > 1e-12}
 
 
+def weighted_counters(runs: dict, weights: dict) -> dict:
+    """The counters of a launch whose blocks sit differently over its waves: the weighted mean of the runs (one per
+    key of ``weights``, each a ``MemoryResult.counters``), launch-shape counters (blocks, waves, ...) from the first."""
+    first = next(iter(runs.values()))
+    c = dict(first)
+    for k, v in c.items():
+        if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+            c[k] = float(sum(w * runs[d][k] for d, w in weights.items()))
+    for k in ("blocks", "blocks_simulated", "blocks_prefix_for_rate", "blocks_per_sm", "waves", "l1_bytes", "l2_partitions"):
+        c[k] = first[k]
+    c["sampled"] = any(r["sampled"] for r in runs.values())
+    c["dram_bytes"] = c["dram_bytes_read"] + c["dram_bytes_written"]
+    return c
+
+
 def simulate_memory_drifting(machine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int,
                              l1_bytes: int | None = None, max_blocks: int | None = None,
                              quantiles: int = DRIFT_QUANTILES) -> MemoryResult:
@@ -225,15 +240,7 @@ def simulate_memory_drifting(machine, spec: GPUKernelSpec, layout: Layout, block
     weights = column_drift_weights(off, 1 / -(-slots // tiles_m), quantiles)
     runs = {d: simulate_memory(machine, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks,
                                stagger=d * per_wave, stagger_group=tiles_m).counters for d in weights}
-    first = next(iter(runs.values()))
-    c = dict(first)
-    for k, v in c.items():
-        if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
-            c[k] = float(sum(w * runs[d][k] for d, w in weights.items()))
-    for k in ("blocks", "blocks_simulated", "blocks_prefix_for_rate", "blocks_per_sm", "waves", "l1_bytes", "l2_partitions"):
-        c[k] = first[k]
-    c["sampled"] = any(r["sampled"] for r in runs.values())
-    c["dram_bytes"] = c["dram_bytes_read"] + c["dram_bytes_written"]
+    c = weighted_counters(runs, weights)
     c["column_drift_offset_mean"] = float(off.mean())
     c["column_drift_offset_end"] = float(off[-1])
     c["column_drift_runs"] = len(runs)

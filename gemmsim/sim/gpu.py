@@ -39,7 +39,8 @@ from gemmsim.kernels.hopper import HopperSpec
 from gemmsim.machine.gpu import GPUMachine
 from gemmsim.models.banks import ideal_wavefronts, smem_fewest_wavefronts_batch, smem_wavefronts_batch
 from gemmsim.models.coalesce import coalescing
-from gemmsim.models.gpu_memory import simulate_memory, simulate_memory_drifting
+from gemmsim.models.gpu_memory import simulate_memory, simulate_memory_drifting, weighted_counters
+from gemmsim.models import tc_schedule as tcs
 from gemmsim.models import sm_pipeline as sp
 from gemmsim.sim.reference_tc import reference_columns
 from gemmsim.models.occupancy import occupancy, resident
@@ -475,28 +476,9 @@ def _pipeline_sm_time(m: GPUMachine, spec: TensorCoreSpec, cost: sp.StepCost, gr
     return gt.SMTime(sched.cycles, sched.tiles_on_sm, sched.rounds, regime, min(busy, 1.0)), res
 
 
-def _run_gemm(m: GPUMachine, case: Case) -> dict:
-    if case.M is None or case.N is None or case.K is None:
-        raise KernelError(f"kernel {case.kernel!r} needs a GEMM shape (M, N, K)")
-    kernel = GPU_KERNELS[case.kernel]
-    params = kernel.params(**case.params)
-    spec = kernel.spec(params, case.dtype, m, M=case.M)
-    M, N, K = case.M, case.N, case.K
-    guards.check_gpu(-(-M // spec.BM) * -(-N // spec.BN), spec.steps(K), f"{case.kernel} M={M} N={N} K={K} {case.dtype} on {m.name}")
-    occ = resident(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
-    contract = LayoutSpec(**(case.layout or {}))
-    layout = Layout.build(M, N, K, case.dtype, contract)
-    spec = gpu_contract(spec, layout, contract.beta, contract.epilogue)  # beta != 0 reads C; fused bias epilogue
-    l1_bytes = m.l1_size(l1_carveout(m, occ))
-    mem = simulate_memory_drifting(m, spec, layout, occ.blocks_per_sm, l1_bytes, max_blocks=params.max_blocks).counters
-
-    tiles_m, tiles_n = spec.grid(M, N)
-    grid = tiles_m * tiles_n
-    steps = spec.steps(K)
-    wv = waves(m, grid, occ.blocks_per_sm)
-    tq = tile_quantization(M, N, spec.BM, spec.BN)
-
-    # per-step costs of one (interior) block
+def _block_costs(m: GPUMachine, spec: GPUKernelSpec, mem: dict, steps: int, grid: int, blocks_per_sm: int) -> dict:
+    """Per-step costs of one (interior) block from the memory system's counters: the pipe terms (``costs``) and, for a
+    tensor-core kernel, the SM pipeline's step (``pcost``, else None)."""
     wf, wf_ideal, smem_inst = _smem_per_step(m, spec)
     per_step = 1.0 / (mem["blocks"] * steps)  # counters are for the whole launch
     glob_inst = mem["global_requests"] * per_step
@@ -525,13 +507,75 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     transfer = max(mem["dram_bytes_read"] * per_step / dram_bpc, l2_read * per_step / l2_copy_bpc)
     costs = gt.StepCosts(steps=steps, stages=spec.stages, latency_clk=lat, pipe=terms,
                          epilogue_clk=m.l2.hit_latency_cycles, transfer_clk=transfer)
-    smt, pipe = None, None
-    if isinstance(spec, TensorCoreSpec):  # the SM pipeline model: copies in flight, MMAs, barriers
+    pcost = None
+    if isinstance(spec, TensorCoreSpec):
         mma_clk = flops_step / rate * (spec.mma_padding if isinstance(spec, HopperSpec) else 1.0)
         pcost = _pipeline_cost(m, spec, steps, mma_clk, wf, lat, transfer, l2_bpc, min(grid, m.sms),
-                               min(occ.blocks_per_sm, -(-grid // m.sms)), l2_step_bytes=l2_read * per_step,
+                               min(blocks_per_sm, -(-grid // m.sms)), l2_step_bytes=l2_read * per_step,
                                dram_step_bytes=mem["dram_bytes_read"] * per_step, dram_bpc=dram_bpc,
                                l2_copy_bpc=l2_copy_bpc, sm_path_bpc=sm_path_bpc)
+    return dict(costs=costs, pcost=pcost, clock=clock, wf=wf, wf_ideal=wf_ideal, smem_inst=smem_inst, rate=rate,
+                peak=peak, l2_total=l2_total)
+
+
+def _copy_round_trip(m: GPUMachine, l2_hit_rate: float) -> float:
+    """A cp.async's round trip at this L2 hit rate, SM cycles, as ``_pipeline_cost`` charges it (no queueing)."""
+    extra = max(m.async_copy_latency_cycles - m.l2.hit_latency_cycles, 0.0) if m.async_copy_latency_cycles else 0.0
+    return gt.load_latency_clk(m, 0.0, l2_hit_rate) + extra
+
+
+def _launch_memory(m: GPUMachine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int, l1_bytes: int,
+                   max_blocks: int | None, steps: int, grid: int) -> dict:
+    """The memory system's counters for the launch, on the schedule its kernel family follows.
+
+    Multistage tensor-core kernels (cp.async + mma.sync) follow ``models.tc_schedule``: the first wave starts
+    together; the blocks hold in step where a trailing block gains from finding its tiles in L2
+    (``tc_schedule.restoring_gain`` on the SM pipeline's step, from the lockstep run's counters), else each wave is
+    spread further (``tc_schedule.wave_staggers``) and the launch's counters are the runs at ``STAGGER_GRID``
+    weighted by its waves. Adds ``tc_restoring_gain``, ``tc_holds``, ``tc_stagger_mean``, ``tc_schedule_runs``.
+    Every other kernel: ``gpu_memory.simulate_memory_drifting`` (its own ``start_stagger``)."""
+    if not isinstance(spec, TensorCoreSpec) or isinstance(spec, HopperSpec):
+        return simulate_memory_drifting(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks).counters
+    first = simulate_memory(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks, stagger=0.0).counters
+    pcost = _block_costs(m, spec, first, steps, grid, blocks_per_sm)["pcost"]
+    gain = tcs.restoring_gain(pcost, min(blocks_per_sm, -(-grid // m.sms)), _copy_round_trip(m, 1.0),
+                              _copy_round_trip(m, 0.0))
+    wave = m.sms * blocks_per_sm
+    holds = gain > tcs.HOLD_MIN_GAIN
+    weights = {0.0: 1.0} if holds or grid <= wave else tcs.grid_weights(*tcs.wave_staggers(grid, wave, blocks_per_sm))
+    runs = {0.0: first}
+    runs.update({s: simulate_memory(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks, stagger=s).counters
+                 for s in weights if s != 0.0})
+    c = weighted_counters(runs, weights)
+    c.update(tc_restoring_gain=gain, tc_holds=int(holds), tc_stagger_mean=sum(s * w for s, w in weights.items()),
+             tc_schedule_runs=len(runs))
+    return c
+
+
+def _run_gemm(m: GPUMachine, case: Case) -> dict:
+    if case.M is None or case.N is None or case.K is None:
+        raise KernelError(f"kernel {case.kernel!r} needs a GEMM shape (M, N, K)")
+    kernel = GPU_KERNELS[case.kernel]
+    params = kernel.params(**case.params)
+    spec = kernel.spec(params, case.dtype, m, M=case.M)
+    M, N, K = case.M, case.N, case.K
+    guards.check_gpu(-(-M // spec.BM) * -(-N // spec.BN), spec.steps(K), f"{case.kernel} M={M} N={N} K={K} {case.dtype} on {m.name}")
+    occ = resident(m, threads=spec.threads, regs=spec.regs, smem=spec.smem_bytes)
+    contract = LayoutSpec(**(case.layout or {}))
+    layout = Layout.build(M, N, K, case.dtype, contract)
+    spec = gpu_contract(spec, layout, contract.beta, contract.epilogue)  # beta != 0 reads C; fused bias epilogue
+    l1_bytes = m.l1_size(l1_carveout(m, occ))
+    tiles_m, tiles_n = spec.grid(M, N)
+    grid = tiles_m * tiles_n
+    steps = spec.steps(K)
+    wv = waves(m, grid, occ.blocks_per_sm)
+    tq = tile_quantization(M, N, spec.BM, spec.BN)
+    mem = _launch_memory(m, spec, layout, occ.blocks_per_sm, l1_bytes, params.max_blocks, steps, grid)
+    bc = _block_costs(m, spec, mem, steps, grid, occ.blocks_per_sm)
+    costs, pcost, clock, wf, wf_ideal, smem_inst = (bc[k] for k in ("costs", "pcost", "clock", "wf", "wf_ideal", "smem_inst"))
+    rate, peak, l2_total = bc["rate"], bc["peak"], bc["l2_total"]
+    smt, pipe = None, None
+    if pcost is not None:  # the SM pipeline model: copies in flight, MMAs, barriers
         smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
                     l2_total, m.l2.bandwidth_gbps, sm=smt)
