@@ -5,21 +5,27 @@ k-loops (``gpu_memory.simulate_memory``'s ``stagger``). For these kernels the ru
 
 1. **The first wave starts together.** Every block the GPU can hold starts at the launch (H200: the first wave of
    all 48 traced launches of validation/h200/round30 started within a few microseconds).
-2. **Blocks that wait for their copies hold in step.** Blocks of one wave read the same A and B tiles at the same
+2. **Blocks that wait for their copies can hold in step.** Blocks of one wave read the same A and B tiles at the same
    k-step; the one that asks first brings a tile into the L2 and the others find it there. If a block's step waits
-   for its copy, a trailing block -- whose copies are L2 hits -- runs a shorter step and catches up: the blocks hold
-   together. If the pipeline hides the copy latency (deep stages, or other resident blocks filling the wait), an L2
-   hit buys nothing and nothing pulls a trailing block back. The test, :func:`restoring_gain`: the SM pipeline's
-   unloaded step with every copy from DRAM against every copy from the L2; the blocks hold where it is longer by
-   more than ``HOLD_MIN_GAIN``. (Round 30: the 128x128 tiles at S = 1, 2 held, at most 0.05 of a block apart after
-   15 waves; at S = 3, 4, and the 64x64 tile at every S, the waves spread.)
+   for its copy, a trailing block -- whose copies are L2 hits -- runs a shorter step and catches up; if the pipeline
+   hides the copy latency (deep stages, or other resident blocks filling the wait), an L2 hit buys nothing. Against
+   that pull, the blocks of a busy SM push each other apart (its oldest block is served first: validation/h200/round11), the
+   faster the more blocks an SM holds (point 3). :func:`restoring_gain` is the pull: the SM pipeline's unloaded step
+   with every copy from DRAM over the step with every copy from the L2, less one -- what a trailing block catches up
+   per step, so per block (per wave), as a fraction of a block's time. :func:`holds`: the blocks hold in step where
+   it exceeds the push, the spread the waves gain a wave without it (``DRIFT_PER_WAVE`` x blocks per SM).
+   Round 30's 48 launches: the 128x128 tiles at S = 1, 2 pull 0.14-0.27 against a push of 0.075 and held (at most
+   0.05 of a block apart after 15 waves); at S = 3, 4, and the 64x64 tile at S >= 2, the pull is 0.000-0.005 and the
+   waves spread; the 64x64 tile at S = 1 is close on both sides (mma.sync: pull 0.24, push 0.26 at 7 blocks per SM,
+   drifts; WMMA: 0.30 against 0.22 at 6, so held -- the one miss: the H200 drifts it, 0.15 a wave, slower than any
+   other 64x64 launch).
 3. **Otherwise the waves spread** by ``DRIFT_PER_WAVE`` x blocks per SM a wave (5-95 % range of a wave's starts
    over a block's time), until they are spread evenly over a block (a range of ``EVEN_SPREAD``, stagger 1).
    Fitted on round 30's mma.sync launches at 4096 (``validation/h200/round31/drift31.py``): rms 0.18 there, 0.16 on
    the held-out launches (mma.sync at 8192, WMMA), where a constant rate a wave did worse (0.19 / 0.26).
 
-What is not modelled: why the rate is what it is (more blocks per SM, faster: the traces say so, no mechanism here);
-the 64x64 tile at S = 1 drifts on the H200 (0.15-0.23 a wave) where this criterion holds it.
+What is not modelled: why the rate is what it is (more blocks per SM, faster: the traces say so, no mechanism here),
+nor a pull that only slows the drift (the 64x64 tile at S = 1 drifts at 0.15-0.23 a wave, the others at 0.27-0.58).
 """
 from __future__ import annotations
 
@@ -29,10 +35,9 @@ import numpy as np
 
 from gemmsim.models import sm_pipeline as sp
 
-#: The blocks hold in step where the unloaded step with its copies from DRAM is longer than with them from the L2 by
-#: more than this fraction. Round 30's launches: the held ones 0.08-0.18, the drifting 128x128 and 64x64 ones at
-#: S >= 2 0.000-0.005 (validation/h200/round31/README.md): any value between those splits them alike.
-HOLD_MIN_GAIN = 0.02
+#: Whether ``sim/gpu.py`` applies this rule (False: these kernels take the even spread of ``gpu_memory.start_stagger``,
+#: the model before round 31 -- kept so that earlier rounds' predictions can be recomputed as they were made).
+APPLY = True
 
 #: Growth of a wave's spread (5-95 % range of its block starts, in block times), per wave and block per SM
 #: (validation/h200/round31/drift31.py: least squares on the mma.sync launches at N = 4096 before saturation).
@@ -53,6 +58,12 @@ def restoring_gain(cost: sp.StepCost, blocks: int, hit_clk: float, miss_clk: flo
     fast = sp.pipeline_time(replace(base, copy_latency_clk=hit_clk), blocks).step_clk
     slow = sp.pipeline_time(replace(base, copy_latency_clk=miss_clk), blocks).step_clk
     return (slow - fast) / fast if fast > 0 else 0.0
+
+
+def holds(gain: float, blocks_per_sm: int) -> bool:
+    """Whether the blocks hold in step: the pull (``restoring_gain``, block times a wave) exceeds the push (the spread
+    a wave adds without it, ``DRIFT_PER_WAVE`` x blocks per SM)."""
+    return gain > DRIFT_PER_WAVE * blocks_per_sm
 
 
 def wave_staggers(blocks: int, wave_size: int, blocks_per_sm: int) -> tuple[np.ndarray, np.ndarray]:

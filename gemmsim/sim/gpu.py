@@ -529,19 +529,19 @@ def _launch_memory(m: GPUMachine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     """The memory system's counters for the launch, on the schedule its kernel family follows.
 
     Multistage tensor-core kernels (cp.async + mma.sync) follow ``models.tc_schedule``: the first wave starts
-    together; the blocks hold in step where a trailing block gains from finding its tiles in L2
-    (``tc_schedule.restoring_gain`` on the SM pipeline's step, from the lockstep run's counters), else each wave is
+    together; the blocks hold in step where what a trailing block gains from finding its tiles in L2 outweighs
+    the push apart (``tc_schedule.holds``; the SM pipeline's step from the lockstep run's counters), else each wave is
     spread further (``tc_schedule.wave_staggers``) and the launch's counters are the runs at ``STAGGER_GRID``
     weighted by its waves. Adds ``tc_restoring_gain``, ``tc_holds``, ``tc_stagger_mean``, ``tc_schedule_runs``.
     Every other kernel: ``gpu_memory.simulate_memory_drifting`` (its own ``start_stagger``)."""
-    if not isinstance(spec, TensorCoreSpec) or isinstance(spec, HopperSpec):
+    if not isinstance(spec, TensorCoreSpec) or isinstance(spec, HopperSpec) or not tcs.APPLY:
         return simulate_memory_drifting(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks).counters
     first = simulate_memory(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks, stagger=0.0).counters
     pcost = _block_costs(m, spec, first, steps, grid, blocks_per_sm)["pcost"]
     gain = tcs.restoring_gain(pcost, min(blocks_per_sm, -(-grid // m.sms)), _copy_round_trip(m, 1.0),
                               _copy_round_trip(m, 0.0))
     wave = m.sms * blocks_per_sm
-    holds = gain > tcs.HOLD_MIN_GAIN
+    holds = tcs.holds(gain, blocks_per_sm)
     weights = {0.0: 1.0} if holds or grid <= wave else tcs.grid_weights(*tcs.wave_staggers(grid, wave, blocks_per_sm))
     runs = {0.0: first}
     runs.update({s: simulate_memory(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks, stagger=s).counters
