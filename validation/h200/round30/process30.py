@@ -40,18 +40,19 @@ ARCHIVE = HERE / "raw" / "round30.tar.gz"
 SMS = 132
 
 
-def _member(tar, name):
-    return tar.extractfile(f"raw30/{name}")
+def _member(tar, name, tag="30"):
+    return tar.extractfile(f"raw{tag}/{name}")
 
 
-def launches() -> list[dict]:
-    """Every traced launch: its summary row (api, M and the <api>_<M>.csv columns) and its blocks' arrays."""
+def launches(archive: Path = ARCHIVE, sizes: tuple = (4096, 8192), tag: str = "30") -> list[dict]:
+    """Every traced launch: its summary row (api, M and the <api>_<M>.csv columns) and its blocks' arrays. Round 32's
+    archive has the same layout (``tag`` "32", its sizes)."""
     out = []
-    with tarfile.open(ARCHIVE) as tar:
+    with tarfile.open(archive) as tar:
         for api in ("mma", "wmma"):
-            for M in (4096, 8192):
-                rows = list(csv.DictReader(io.TextIOWrapper(_member(tar, f"{api}_{M}.csv"))))
-                data = np.loadtxt(io.TextIOWrapper(gzip.open(_member(tar, f"sched_{api}_{M}.csv.gz"))), delimiter=",",
+            for M in sizes:
+                rows = list(csv.DictReader(io.TextIOWrapper(_member(tar, f"{api}_{M}.csv", tag))))
+                data = np.loadtxt(io.TextIOWrapper(gzip.open(_member(tar, f"sched_{api}_{M}.csv.gz", tag))), delimiter=",",
                                   dtype=np.int64)
                 for k, r in enumerate(rows):
                     d = data[data[:, 0] == k]

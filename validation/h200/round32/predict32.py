@@ -66,7 +66,131 @@ def predict(api: str) -> None:
     write_rows(HERE / f"predictions32_{api}.csv", out)
 
 
+ARCHIVE = HERE / "raw" / "round32.tar.gz"
+
+
+def _ncu_bytes() -> dict:
+    """ncu's DRAM bytes read of one launch of every copy kernel: {(api, kernel, S, N): bytes}."""
+    import tarfile
+
+    from h200_io import number, raw_rows
+    out = {}
+    with tarfile.open(ARCHIVE) as tar:
+        for api in ("mma", "wmma"):
+            for n in SIZES:
+                rows = raw_rows(tar.extractfile(f"raw32/ncu_{api}_{n}.csv").read().decode())
+                names = [line.split(",") for line in tar.extractfile(f"raw32/ncu_{api}_{n}_launches.txt").read().decode().split()
+                         if line.startswith("ncu_launch")]
+                assert len(rows) == len(names) == 24, (api, n, len(rows), len(names))
+                for r, (_, kernel, copy, S) in zip(rows, names):
+                    if copy == "copy=1":
+                        out[(api, kernel, int(S[2:]), n)] = number(r["dram__bytes_read.sum"])
+    return out
+
+
+def _cycles() -> dict:
+    """Every timed launch's SM cycles (time x its clock) per (api, kernel, N, S), for the ranking with ties."""
+    import io
+    import tarfile
+    cyc = {}
+    with tarfile.open(ARCHIVE) as tar:
+        for api in ("mma", "wmma"):
+            for n in SIZES:
+                for r in csv.DictReader(io.TextIOWrapper(tar.extractfile(f"raw32/launches_{api}_{n}.csv"))):
+                    if r["copy"] == "1":
+                        cyc.setdefault((api, r["kernel"], n, int(r["stages"])), []).append(
+                            float(r["time_ms"]) * float(r["sm_mhz"]))
+    return cyc
+
+
+def _model_at(job: tuple) -> float:
+    api, kernel, S, n, mhz = job
+    return run(load_machine("h200"), api, kernel, S, n, mhz)["tflops"]
+
+
+def compare() -> None:
+    """The predictions and the model at each launch's clock against the run: compare32.csv, summary printed."""
+    from multiprocessing import Pool
+
+    import numpy as np
+
+    sys.path.insert(0, str(HERE.parent / "round30"))
+    sys.path.insert(0, str(HERE.parent / "round31"))
+    import drift31
+    import process30
+
+    pred = {}
+    for api in ("mma", "wmma"):
+        for r in csv.DictReader((HERE / f"predictions32_{api}.csv").open()):
+            pred[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
+    traced = [r for r in process30.launches(ARCHIVE, SIZES, "32") if r["copy"] == "1"]
+    ncu = _ncu_bytes()
+    jobs = [(r["api"], r["kernel"], int(r["stages"]), int(r["M"]), float(r["sm_mhz"])) for r in traced]
+    with Pool(2) as pool:
+        model = pool.map(_model_at, jobs)
+    rows = []
+    for r, job, tf in zip(traced, jobs, model):
+        key = job[:4]
+        pr = pred[key]
+        x = drift31.wave_spreads(r)
+        held = (x[-1] < drift31.HELD) if len(x) >= 3 else ""
+        rows.append(dict(api=key[0], kernel=key[1], stages=key[2], M=key[3], sm_mhz=job[4], blocks_per_sm=r["blocks_per_sm"],
+                         measured_tflops=float(r["tflops"]), model_tflops=round(tf, 1), ratio=round(tf / float(r["tflops"]), 3),
+                         predicted_ratio_at_1980=round(float(pr["tflops_at_1980"]) / float(r["tflops_at_1980"]), 3),
+                         ncu_dram_bytes_read=int(ncu[key]), model_dram_bytes_read=int(pr["dram_bytes_read"]),
+                         bytes_over_ncu=round(int(pr["dram_bytes_read"]) / ncu[key], 3),
+                         model_holds=int(pr["holds"]), measured_held=("" if held == "" else int(held)),
+                         measured_wave_spreads=" ".join(f"{v:.2f}" for v in x),
+                         predicted_wave_spreads=pr["wave_spreads"]))
+    write_rows(HERE / "compare32.csv", rows)
+
+    cyc = _cycles()
+    for api in ("mma", "wmma"):
+        sel = [x for x in rows if x["api"] == api]
+        e = [abs(x["ratio"] - 1) for x in sel]
+        print(f"{api}: model / measured at each launch's clock: within 10 % {sum(v <= 0.10 for v in e)} of {len(e)} "
+              f"(median {statistics.median(e):.1%}); at 1980 MHz as predicted "
+              f"{sum(abs(x['predicted_ratio_at_1980'] - 1) <= 0.10 for x in sel)} of {len(sel)}")
+        for n in SIZES:
+            part = [x for x in sel if x["M"] == n]
+            b = [x["bytes_over_ncu"] for x in part]
+            print(f"  N={n}: within 10 % {sum(abs(x['ratio'] - 1) <= 0.10 for x in part)} of {len(part)}; DRAM bytes / ncu "
+                  f"median {statistics.median(b):.2f}, {min(b):.2f}-{max(b):.2f}, within 0.8-1.25x {sum(0.8 <= v <= 1.25 for v in b)}")
+        for x in sel:
+            print(f"  {x['kernel']:18s} {x['M']} S={x['stages']} {x['sm_mhz']:5.0f} MHz  measured {x['measured_tflops']:6.1f}  "
+                  f"model {x['model_tflops']:6.1f}  ratio {x['ratio']:.3f}  bytes/ncu {x['bytes_over_ncu']:.2f}  holds "
+                  f"model {x['model_holds']} H200 {x['measured_held']}  waves {x['measured_wave_spreads'][:48]}")
+        # the S order with ties, as round 28 counts it
+        groups = right = pairs = pr_ = 0
+        for kernel, n in sorted({(x["kernel"], x["M"]) for x in sel}):
+            st = {S: (float(np.median(cyc[(api, kernel, n, S)])),
+                      float((np.percentile(cyc[(api, kernel, n, S)], 95) - np.percentile(cyc[(api, kernel, n, S)], 5))
+                            / np.median(cyc[(api, kernel, n, S)]))) for S in (1, 2, 3, 4)}
+            mod = {x["stages"]: x["sm_mhz"] / x["model_tflops"] for x in sel if (x["kernel"], x["M"]) == (kernel, n)}
+            bad, sep = [], 0
+            for a in range(1, 5):
+                for b2 in range(a + 1, 5):
+                    (ca, sa), (cb, sb) = st[a], st[b2]
+                    d = (ca - cb) / ((ca + cb) / 2)
+                    if abs(d) <= max(sa, sb):
+                        continue
+                    sep += 1
+                    if (mod[a] - mod[b2]) * d <= 0:
+                        bad.append(f"S={a} vs {b2}")
+            groups += 1
+            right += not bad
+            pairs += sep
+            pr_ += sep - len(bad)
+            print(f"  {api} {kernel} {n}: {sep} separated pairs, {'all in order' if not bad else 'wrong: ' + '; '.join(bad)}")
+        print(f"  {api}: ranked as measured (ties allowed): {right} of {groups} groups, {pr_} of {pairs} separated pairs")
+    held = [x for x in rows if x["measured_held"] != ""]
+    print(f"hold in step, model against the traces (launches of >= 3 whole waves): "
+          f"{sum(x['model_holds'] == x['measured_held'] for x in held)} of {len(held)}")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["predict"]:
         for api in sys.argv[2:] or ["mma", "wmma"]:
             predict(api)
+    elif sys.argv[1:2] == ["compare"]:
+        compare()
