@@ -188,9 +188,43 @@ def compare() -> None:
           f"{sum(x['model_holds'] == x['measured_held'] for x in held)} of {len(held)}")
 
 
+def repeat() -> None:
+    """Round 32b: the 2048 launches timed again (alternated, WMMA first, twice per build) beside round 32's, per SM cycle
+    (TFLOP/s at 1980 MHz, each launch's own clock) against the prediction at 1980 -> repeat32.csv, printed."""
+    import io
+    import tarfile
+    runs = {}
+    for path, tag, names in ((ARCHIVE, "raw32", ("mma_2048", "wmma_2048")),
+                             (HERE / "raw" / "round32b.tar.gz", "raw32b",
+                              ("run1_wmma_2048", "run2_mma_2048", "run3_wmma_2048", "run4_mma_2048"))):
+        with tarfile.open(path) as tar:
+            for name in names:
+                api = name.split("_")[-2]
+                for r in csv.DictReader(io.TextIOWrapper(tar.extractfile(f"{tag}/{name}.csv"))):
+                    if r["copy"] == "1":
+                        runs.setdefault((api, r["kernel"], int(r["stages"])), []).append(float(r["tflops_at_1980"]))
+    rows = []
+    for (api, kernel, S), v in sorted(runs.items()):
+        pr = float(next(r for r in csv.DictReader((HERE / f"predictions32_{api}.csv").open())
+                        if (r["kernel"], int(r["stages"]), int(r["M"])) == (kernel, S, 2048))["tflops_at_1980"])
+        med = statistics.median(v)
+        rows.append(dict(api=api, kernel=kernel, stages=S, runs=len(v), measured_at_1980=" ".join(f"{x:.1f}" for x in v),
+                         spread=round((max(v) - min(v)) / med, 3), predicted_at_1980=pr, ratio_to_median=round(pr / med, 3)))
+        print(rows[-1])
+    write_rows(HERE / "repeat32.csv", rows)
+    for api in ("mma", "wmma"):
+        sel = [r for r in rows if r["api"] == api]
+        print(f"{api} at 2048, prediction / median of {sel[0]['runs']} runs: within 10 % "
+              f"{sum(abs(r['ratio_to_median'] - 1) <= 0.10 for r in sel)} of {len(sel)}, "
+              f"ratios {min(r['ratio_to_median'] for r in sel):.2f}-{max(r['ratio_to_median'] for r in sel):.2f}; "
+              f"run-to-run spread up to {max(r['spread'] for r in sel):.0%}")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["predict"]:
         for api in sys.argv[2:] or ["mma", "wmma"]:
             predict(api)
     elif sys.argv[1:2] == ["compare"]:
         compare()
+    elif sys.argv[1:2] == ["repeat"]:
+        repeat()
