@@ -103,3 +103,23 @@ build_pipe28() {
   ls -la build >> "$O/log.txt"
   for b in wmma mma; do cuobjdump -sass "build/mp$1_$b" > "$O/sass_$b.txt" 2>&1; gzip -f "$O/sass_$b.txt"; done
 }
+
+# build_traced28 TAG: rounds 30 and 32 -- round 3's clk.h with round 30's clk30.patch (every block's SM, start and end
+# for the 11th of each configuration's 20 timed launches, into $SCHED_OUT), then build_pipe28 TAG.
+build_traced28() {
+  cp ../round3/clk.h build/clk.h && patch -s build/clk.h ../round30/clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
+  build_pipe28 "$1"
+}
+
+# traced_sweep TAG N...: rounds 30 and 32 -- both builds of build_traced28 TAG timed (check_time) at each N, run from
+# $O, each configuration's 11th launch traced into sched_<build>_<N>.csv.gz; launches_<build>_<N>.csv, the GPU state.
+traced_sweep() {
+  local tag=$1 b n
+  shift
+  for b in mma wmma; do
+    for n in "$@"; do
+      ( time SCHED_OUT=sched_${b}_$n.csv timeout 200 "$HERE/build/mp${tag}_$b" check_time $n,$n,$n > ${b}_$n.csv 2> ${b}_$n.err ) 2>> log.txt
+      mv launches_$n.csv launches_${b}_$n.csv; gzip -f sched_${b}_$n.csv; gpu_state "$O" "${b}_$n"
+    done
+  done
+}

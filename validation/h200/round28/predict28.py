@@ -135,6 +135,25 @@ def compare() -> None:
                   f"  predicted {float(p['model_wmma_over_mma']):.3f}")
 
 
+def tie_order(stat: dict, model: dict) -> tuple[int, list[str]]:
+    """One (kernel, N) group's S order with ties: ``stat`` S -> (median SM cycles, p5-p95 spread over the median) of
+    its launches, ``model`` S -> the model's SM cycles. A pair is separated when the medians differ by more than the
+    larger spread; returns (separated pairs, those the model orders the other way)."""
+    bad, sep = [], 0
+    for a in sorted(stat):
+        for b in sorted(stat):
+            if b <= a:
+                continue
+            (ca, sa), (cb, sb) = stat[a], stat[b]
+            d = (ca - cb) / ((ca + cb) / 2)
+            if abs(d) <= max(sa, sb):
+                continue
+            sep += 1
+            if (model[a] - model[b]) * d <= 0:
+                bad.append(f"S={a} vs {b}")
+    return sep, bad
+
+
 def ranking(api: str) -> tuple[int, int, int, int]:
     """The S order per SM cycle with ties, as round 3 counts it: a pair of S is separated when their median cycles
     differ by more than the larger p5-p95 spread of the two configurations' 20 launches (launches28.csv); the model must
@@ -150,16 +169,7 @@ def ranking(api: str) -> tuple[int, int, int, int]:
     stat = {k: (float(np.median(v)), float((np.percentile(v, 95) - np.percentile(v, 5)) / np.median(v))) for k, v in cyc.items()}
     right = groups = pr = pairs = 0
     for kernel, n in sorted({k[:2] for k in model}):
-        bad, sep = [], 0
-        for a in range(1, 5):
-            for b in range(a + 1, 5):
-                (ca, sa), (cb, sb) = stat[(kernel, n, a)], stat[(kernel, n, b)]
-                d = (ca - cb) / ((ca + cb) / 2)
-                if abs(d) <= max(sa, sb):
-                    continue
-                sep += 1
-                if (model[(kernel, n, a)] - model[(kernel, n, b)]) * d <= 0:
-                    bad.append(f"S={a} vs {b}")
+        sep, bad = tie_order({S: stat[(kernel, n, S)] for S in range(1, 5)}, {S: model[(kernel, n, S)] for S in range(1, 5)})
         groups += 1
         right += not bad
         pairs += sep

@@ -9,14 +9,8 @@ set -u
 . "$(dirname "$0")/../run_common.sh"
 packed_start 30
 HERE=$PWD
-cp ../round3/clk.h build/clk.h && patch -s build/clk.h clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
-build_pipe28 30
+build_traced28 30
 cd "$O"
-for b in mma wmma; do
-  for n in 4096 8192; do
-    ( time SCHED_OUT=sched_${b}_$n.csv timeout 200 "$HERE/build/mp30_$b" check_time $n,$n,$n > ${b}_$n.csv 2> ${b}_$n.err ) 2>> log.txt
-    mv launches_$n.csv launches_${b}_$n.csv; gzip -f sched_${b}_$n.csv; gpu_state "$O" "${b}_$n"
-  done
-done
+traced_sweep 30 4096 8192
 cd "$HERE"
 packed_end 30

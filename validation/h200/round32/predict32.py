@@ -167,16 +167,7 @@ def compare() -> None:
                       float((np.percentile(cyc[(api, kernel, n, S)], 95) - np.percentile(cyc[(api, kernel, n, S)], 5))
                             / np.median(cyc[(api, kernel, n, S)]))) for S in (1, 2, 3, 4)}
             mod = {x["stages"]: x["sm_mhz"] / x["model_tflops"] for x in sel if (x["kernel"], x["M"]) == (kernel, n)}
-            bad, sep = [], 0
-            for a in range(1, 5):
-                for b2 in range(a + 1, 5):
-                    (ca, sa), (cb, sb) = st[a], st[b2]
-                    d = (ca - cb) / ((ca + cb) / 2)
-                    if abs(d) <= max(sa, sb):
-                        continue
-                    sep += 1
-                    if (mod[a] - mod[b2]) * d <= 0:
-                        bad.append(f"S={a} vs {b2}")
+            sep, bad = p.tie_order(st, mod)
             groups += 1
             right += not bad
             pairs += sep

@@ -9,16 +9,10 @@ set -u
 . "$(dirname "$0")/../run_common.sh"
 packed_start 32
 HERE=$PWD
-cp ../round3/clk.h build/clk.h && patch -s build/clk.h ../round30/clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
-build_pipe28 32
+build_traced28 32
 ncu --version > "$O/ncu_version.txt" 2>&1
 cd "$O"
-for b in mma wmma; do
-  for n in 2048 6144; do
-    ( time SCHED_OUT=sched_${b}_$n.csv timeout 200 "$HERE/build/mp32_$b" check_time $n,$n,$n > ${b}_$n.csv 2> ${b}_$n.err ) 2>> log.txt
-    mv launches_$n.csv launches_${b}_$n.csv; gzip -f sched_${b}_$n.csv; gpu_state "$O" "${b}_$n"
-  done
-done
+traced_sweep 32 2048 6144
 for b in mma wmma; do
   for n in 2048 6144; do
     ( time timeout 200 ncu --clock-control none --csv --page raw --print-units base \

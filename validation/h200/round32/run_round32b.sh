@@ -8,8 +8,7 @@ set -u
 . "$(dirname "$0")/../run_common.sh"
 packed_start 32b
 HERE=$PWD
-cp ../round3/clk.h build/clk.h && patch -s build/clk.h ../round30/clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
-build_pipe28 32
+build_traced28 32
 cd "$O"
 k=0
 for spec in "wmma 2048" "mma 2048" "wmma 2048" "mma 2048" "mma 4096" "wmma 4096"; do
