@@ -158,14 +158,20 @@ def ranking(api: str) -> tuple[int, int, int, int]:
     """The S order per SM cycle with ties, as round 3 counts it: a pair of S is separated when their median cycles
     differ by more than the larger p5-p95 spread of the two configurations' 20 launches (launches28.csv); the model must
     order every separated pair as measured. Prints each group; returns (groups right, groups, pairs right, pairs)."""
-    import numpy as np
-
     cyc = {}
     for r in read(HERE / "launches28.csv"):
         if r["api"] == api and r["copy"] == "1":
             cyc.setdefault((r["kernel"], int(r["M"]), int(r["stages"])), []).append(float(r["time_ms"]) * float(r["sm_mhz"]))
     rows = [r for r in read(HERE / "compare28.csv") if r["api"] == api]
     model = {(r["kernel"], int(r["M"]), int(r["stages"])): 1.0 / (float(r["model_tflops"]) / float(r["sm_mhz"])) for r in rows}
+    return rank_groups(api, cyc, model)
+
+
+def rank_groups(api: str, cyc: dict, model: dict) -> tuple[int, int, int, int]:
+    """``ranking`` on given data: ``cyc`` (kernel, N, S) -> the launches' SM cycles, ``model`` (kernel, N, S) -> the
+    model's SM cycles. Prints each group; returns (groups right, groups, pairs right, pairs)."""
+    import numpy as np
+
     stat = {k: (float(np.median(v)), float((np.percentile(v, 95) - np.percentile(v, 5)) / np.median(v))) for k, v in cyc.items()}
     right = groups = pr = pairs = 0
     for kernel, n in sorted({k[:2] for k in model}):

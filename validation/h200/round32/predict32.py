@@ -112,8 +112,6 @@ def compare() -> None:
     """The predictions and the model at each launch's clock against the run: compare32.csv, summary printed."""
     from multiprocessing import Pool
 
-    import numpy as np
-
     sys.path.insert(0, str(HERE.parent / "round30"))
     sys.path.insert(0, str(HERE.parent / "round31"))
     import drift31
@@ -161,19 +159,8 @@ def compare() -> None:
                   f"model {x['model_tflops']:6.1f}  ratio {x['ratio']:.3f}  bytes/ncu {x['bytes_over_ncu']:.2f}  holds "
                   f"model {x['model_holds']} H200 {x['measured_held']}  waves {x['measured_wave_spreads'][:48]}")
         # the S order with ties, as round 28 counts it
-        groups = right = pairs = pr_ = 0
-        for kernel, n in sorted({(x["kernel"], x["M"]) for x in sel}):
-            st = {S: (float(np.median(cyc[(api, kernel, n, S)])),
-                      float((np.percentile(cyc[(api, kernel, n, S)], 95) - np.percentile(cyc[(api, kernel, n, S)], 5))
-                            / np.median(cyc[(api, kernel, n, S)]))) for S in (1, 2, 3, 4)}
-            mod = {x["stages"]: x["sm_mhz"] / x["model_tflops"] for x in sel if (x["kernel"], x["M"]) == (kernel, n)}
-            sep, bad = p.tie_order(st, mod)
-            groups += 1
-            right += not bad
-            pairs += sep
-            pr_ += sep - len(bad)
-            print(f"  {api} {kernel} {n}: {sep} separated pairs, {'all in order' if not bad else 'wrong: ' + '; '.join(bad)}")
-        print(f"  {api}: ranked as measured (ties allowed): {right} of {groups} groups, {pr_} of {pairs} separated pairs")
+        p.rank_groups(api, {k[1:]: v for k, v in cyc.items() if k[0] == api},
+                      {(x["kernel"], x["M"], x["stages"]): x["sm_mhz"] / x["model_tflops"] for x in sel})
     held = [x for x in rows if x["measured_held"] != ""]
     print(f"hold in step, model against the traces (launches of >= 3 whole waves): "
           f"{sum(x['model_holds'] == x['measured_held'] for x in held)} of {len(held)}")
