@@ -514,8 +514,8 @@ def _block_costs(m: GPUMachine, spec: GPUKernelSpec, mem: dict, steps: int, grid
                                min(blocks_per_sm, -(-grid // m.sms)), l2_step_bytes=l2_read * per_step,
                                dram_step_bytes=mem["dram_bytes_read"] * per_step, dram_bpc=dram_bpc,
                                l2_copy_bpc=l2_copy_bpc, sm_path_bpc=sm_path_bpc)
-    return dict(costs=costs, pcost=pcost, clock=clock, wf=wf, wf_ideal=wf_ideal, smem_inst=smem_inst, rate=rate,
-                peak=peak, l2_total=l2_total)
+    return dict(costs=costs, pcost=pcost, clock=clock, wf=wf, wf_ideal=wf_ideal, smem_inst=smem_inst, peak=peak,
+                l2_total=l2_total)
 
 
 def _copy_round_trip(m: GPUMachine, l2_hit_rate: float) -> float:
@@ -573,7 +573,7 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     mem = _launch_memory(m, spec, layout, occ.blocks_per_sm, l1_bytes, params.max_blocks, steps, grid)
     bc = _block_costs(m, spec, mem, steps, grid, occ.blocks_per_sm)
     costs, pcost, clock, wf, wf_ideal, smem_inst = (bc[k] for k in ("costs", "pcost", "clock", "wf", "wf_ideal", "smem_inst"))
-    rate, peak, l2_total = bc["rate"], bc["peak"], bc["l2_total"]
+    peak, l2_total = bc["peak"], bc["l2_total"]
     smt, pipe = None, None
     if pcost is not None:  # the SM pipeline model: copies in flight, MMAs, barriers
         smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
