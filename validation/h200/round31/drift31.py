@@ -13,7 +13,7 @@ until they are spread evenly over a block. This script measures that growth and 
 * the fit: spread_w = g x w (least squares through the origin) on the points before the spread reaches
   ``SATURATED`` (the even spread's 0.9 less the scatter of the saturated waves, 0.75-1.0 in round 30);
 * fit set: the mma.sync launches at 4096; held out: mma.sync at 8192 and every WMMA launch. Launches whose waves
-  hold together (spread of the second-to-last whole wave under ``HELD``) are listed but not fitted: which launches
+  hold together (spread of the last whole wave under ``HELD``) are listed but not fitted: which launches
   hold is the model's own criterion (``tc_schedule.restoring_gain``), not a fit;
 * two forms are fitted, g a constant and g = k x blocks per SM; the one with the smaller error on the fit set is kept.
 """
