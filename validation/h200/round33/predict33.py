@@ -60,10 +60,59 @@ def predict(api: str) -> None:
     write_rows(HERE / f"predictions33_{api}.csv", out)
 
 
+ARCHIVE = HERE / "raw" / "round33.tar.gz"
+
+
+def compare() -> None:
+    """The predictions against the run, per SM cycle (both at 1980 MHz: the H200's TFLOP/s scaled by its launch's own
+    clock), and each launch's median step (a block's clock64 cycles over its K / 32 steps) against the model's:
+    compare33.csv, printed. Also the copy-less twins' steps (not predicted) and the hold in step."""
+    sys.path.insert(0, str(HERE.parent / "round30"))
+    sys.path.insert(0, str(HERE.parent / "round31"))
+    import drift31
+    import numpy as np
+    import process30
+
+    pred = {}
+    for api in ("mma", "wmma"):
+        for r in csv.DictReader((HERE / f"predictions33_{api}.csv").open()):
+            pred[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
+    rows = []
+    for r in process30.launches(ARCHIVE, SIZES, "33"):
+        n = int(r["M"])
+        step = float(np.median(r["cycles"])) / (n // 32)
+        row = dict(api=r["api"], kernel=r["kernel"], copy=int(r["copy"]), stages=int(r["stages"]), M=n,
+                   blocks_per_sm=int(r["blocks_per_sm"]), sm_mhz=float(r["sm_mhz"]),
+                   measured_at_1980=float(r["tflops_at_1980"]), measured_step_clk=round(step))
+        if r["copy"] == "1":
+            pr = pred[(r["api"], r["kernel"], int(r["stages"]), n)]
+            x = drift31.wave_spreads(r)
+            row.update(predicted_at_1980=float(pr["tflops_at_1980"]),
+                       ratio=round(float(pr["tflops_at_1980"]) / float(r["tflops_at_1980"]), 3),
+                       model_step_clk=float(pr["step_clk"]), step_ratio=round(float(pr["step_clk"]) / step, 3),
+                       model_holds=int(pr["holds"]), measured_held=int(x[-1] < drift31.HELD) if len(x) >= 3 else "",
+                       measured_wave_spreads=" ".join(f"{v:.2f}" for v in x[:8]))
+        rows.append(row)
+    write_rows(HERE / "compare33.csv", rows)
+    for api in ("mma", "wmma"):
+        sel = [x for x in rows if x["api"] == api and x["copy"] == 1]
+        e = [abs(x["ratio"] - 1) for x in sel]
+        print(f"{api}: predicted / measured per SM cycle, one block per SM: within 10 % {sum(v <= 0.10 for v in e)} of "
+              f"{len(e)} (median {statistics.median(e):.1%})")
+        for x in sel:
+            print(f"  {x['kernel']:18s} {x['M']} S={x['stages']}  measured {x['measured_at_1980']:6.1f}  predicted "
+                  f"{x['predicted_at_1980']:6.1f}  ratio {x['ratio']:.2f}  step {x['measured_step_clk']:5d} / model "
+                  f"{x['model_step_clk']:6.0f}  held: model {x['model_holds']} H200 {x['measured_held']}")
+    held = [x for x in rows if x["copy"] == 1 and x["measured_held"] != ""]
+    print(f"hold in step, model against the traces: {sum(x['model_holds'] == x['measured_held'] for x in held)} of {len(held)}")
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "predict"
     if what == "predict":
         for api in (sys.argv[2:] or ["mma", "wmma"]):
             predict(api)
+    elif what == "compare":
+        compare()
     else:
         raise SystemExit(f"usage: {sys.argv[0]} predict [mma|wmma] | compare")
