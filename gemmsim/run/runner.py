@@ -82,9 +82,14 @@ class Progress:
         print(f"[{self.done}/{self.total}] {label}  ({el:.1f} s elapsed, ~{left:.0f} s left{cache})", file=self.stream, flush=True)
 
 
+#: A parameter value longer than this is shown by its length in a progress line (instruction traces run to kilobytes)
+LABEL_VALUE_CHARS = 40
+
+
 def _label(case: Case) -> str:
     shape = f" M={case.M} N={case.N} K={case.K}" if case.M is not None else ""
-    params = " ".join(f"{k}={v}" for k, v in case.params.items() if v is not None)
+    shown = ((k, str(v)) for k, v in case.params.items() if v is not None)
+    params = " ".join(f"{k}={v}" if len(v) <= LABEL_VALUE_CHARS else f"{k}=<{len(v)} chars>" for k, v in shown)
     return f"{case.machine} {case.name}{shape} {case.dtype} {params}".strip()
 
 

@@ -181,3 +181,16 @@ def test_fingerprint_covers_model_sources_and_skips_presentation():
     for rel in ("sim/cpu.py", "sim/dispatch.py", "models/cache.py", "kernels/gpu.py", "timing/gpu.py", "machine/cpu.py",
                 "run/experiment.py", "run/host.py", "analytic/blis.py", "trace.py", "units.py"):
         assert not _is_presentation(rel), rel
+
+
+def test_progress_lines_show_long_parameters_by_their_length():
+    # a kernel's instruction traces are kilobytes of text: a progress line names them, it does not print them
+    from gemmsim.run.runner import LABEL_VALUE_CHARS, _label
+    from gemmsim.sim.dispatch import Case
+
+    c = Case(experiment="a", machine="h200", kernel="tensorcore", M=64, N=64, K=64, dtype="fp16",
+             params={"stages": 2, "copy_trace": "alu/R1<R2 " * 100, "fragment_trace": None})
+    assert _label(c) == "h200 tensorcore M=64 N=64 K=64 fp16 stages=2 copy_trace=<1000 chars>"
+    c = Case(experiment="a", machine="h200", kernel="tensorcore", M=64, N=64, K=64, dtype="fp16",
+             params={"copy_trace": "x" * LABEL_VALUE_CHARS})
+    assert _label(c).endswith("copy_trace=" + "x" * LABEL_VALUE_CHARS)  # up to the limit, shown whole
