@@ -68,7 +68,10 @@ Program of one block (``kind``):
   buffer step i-1 freed, then computes. So S-1 copies are in flight while a step computes, and a step takes
   ``max(barrier + compute, (barrier + copy) / (S-1), transfer)`` (:meth:`StepCost.closed_form_step_clk`).
 * ``multistage`` with S = 1: copy, wait, barrier, compute, barrier (the single buffer must be free before the
-  next copy): every step exposes the whole copy latency unless another resident block fills the gap.
+  next copy): every step exposes the whole copy latency unless another resident block fills the gap. Blocks sharing
+  an SM do fill it: a block's step is the longer of its step alone and the blocks' step with nothing to wait for
+  (:func:`_pipeline_time`; the H200's two S = 1 blocks take no longer than one alone, validation/h200/round33),
+  where the simulation by itself would run identical blocks in step.
 * ``warp_specialized`` (Hopper, TMA): a producer warp issues the copy of step i as soon as buffer
   ``i mod S`` is released by the consumers (after step i-S computed), so up to S copies are in flight; the
   consumers wait on the stage's mbarrier (``barrier_clk``), compute and release it. No block-wide barrier.
@@ -103,6 +106,9 @@ LOAD_TOL_CLK = 2.0
 LITTLE_ITERATIONS = 10
 LITTLE_TOL = 0.005
 PARTS = ("copy_wait", "barrier", "mma", "contention")
+#: S = 1 blocks sharing an SM fill each other's copy waits (:func:`_pipeline_time`, validation/h200/round33); False
+#: restores the plain simulation (its blocks in step), so earlier predictions can be recomputed
+ONE_STAGE_INTERLEAVE = True
 
 
 @dataclass(frozen=True)
@@ -683,7 +689,27 @@ def pipeline_time(cost: StepCost, blocks: int = 1) -> PipelineTime:
 
 
 def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
-    """pipeline_time at the cost's own (fixed) latency."""
+    """pipeline_time at the cost's own (fixed) latency.
+
+    Single-stage blocks sharing an SM fill each other's copy waits: on the H200 two S = 1 blocks sit half a step apart
+    and each takes about what it takes alone (round 32's lone blocks: 0.94-1.01x; round 10b: alternating), where
+    the simulation's queues pull identical blocks into step, their MMA phases on the tensor pipes together. So for
+    S = 1 a block's step is the longer of its step alone and the step of the blocks with nothing to wait for (copy
+    latency 0: the SM's pipes are the limit), the blocks half a step apart."""
+    if cost.kind != "multistage" or cost.stages != 1 or blocks == 1 or not ONE_STAGE_INTERLEAVE:
+        return _simulated_time(cost, blocks)
+    alone = _simulated_time(cost, 1)
+    packed = _simulated_time(replace(cost, copy_latency_clk=0.0), blocks)
+    if packed.step_clk > alone.step_clk:  # the pipes bind: the waits are hidden, but the first copy's latency is not
+        return replace(packed, cycles=packed.cycles + cost.copy_latency_clk, latency_clk=cost.copy_latency_clk)
+    step = alone.step_clk
+    return replace(alone, blocks=blocks, cycles=alone.cycles + step * (blocks - 1) / blocks,
+                   tensor_busy=min(blocks * cost.mma_clk / step, 1.0) if step > 0 else 0.0,
+                   arrangement={"together": 0.0, "alternating": 1.0})
+
+
+def _simulated_time(cost: StepCost, blocks: int) -> PipelineTime:
+    """The simpy simulation of ``blocks`` identical blocks from a common start, at the cost's own latency."""
     n = cost.steps
     S = cost.stages
     # a deep pipeline settles into a cycle of S(S-1) steps (S(S+1) warp-specialised), not of one step: measure over

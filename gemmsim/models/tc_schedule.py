@@ -39,6 +39,12 @@ from gemmsim.models import sm_pipeline as sp
 #: the model before round 31 -- kept so that earlier rounds' predictions can be recomputed as they were made).
 APPLY = True
 
+#: Whether a held launch's copies wait for DRAM (``sim/gpu.py``): blocks in step ask for a new tile together, so the
+#: trailing ones "hit" in the L2 only on lines still on their way, and a stage lands with its slowest line -- a DRAM
+#: access's whole latency -- unless the operands fit in the L2 and stay there between launches
+#: (validation/h200/round33: one block per SM at S = 2). False: the copy latency by hit rate, as before round 33.
+HELD_DRAM_ROUND_TRIP = True
+
 #: Growth of a wave's spread (5-95 % range of its block starts, in block times), per wave and block per SM
 #: (validation/h200/round31/drift31.py: least squares on the mma.sync launches at N = 4096 before saturation).
 DRIFT_PER_WAVE = 0.0374

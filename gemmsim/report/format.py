@@ -196,6 +196,7 @@ COLUMNS: dict[str, Column] = {
     "tc_restoring_gain": Column("L2-hit gain", "fraction", "How much shorter the unloaded k-step is with every copy from L2 than from DRAM: what a block that trails its neighbours gains."),
     "tc_stagger_mean": Column("mean spread", "fraction", "The launch's blocks' starts spread over this much of a block, averaged over its waves (0: in step; 1: even)."),
     "tc_schedule_runs": Column("memory runs", "count", "Schedules the memory model simulated for the launch (1 in step; up to 3 for drifting waves)."),
+    "tc_dram_round_trip": Column("copies wait for DRAM", "count", "1 where the blocks hold in step and A and B do not fit in the L2: every stage waits for a line still on its way from DRAM, so a copy takes a DRAM access's whole latency (0: the latency by L2 hit rate)."),
     "pipe_contention_clk": Column("contention", "number", "Cycles per k-step the compute phase waits for pipes other blocks hold, or for shared memory."),
     "measured_tflops": Column("measured", "tflop_rate", "Throughput measured on real hardware for this configuration (shown beside the model, never an input)."),
     "measured_sm_mhz": Column("measured MHz", "number", "SM clock the measured launches ran at."),

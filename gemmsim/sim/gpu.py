@@ -366,7 +366,8 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
       (per block, ``async_copy_bytes_per_clk_block``, where no per-warp rate is given), all measured with cp.async;
       TMA copies are its own engine: at most ``tma_bytes_per_clk`` for the whole tile, measured) then ``latency_clk`` (L2 / DRAM latency by
       hit rate, plus for cp.async the excess of its measured round trip, ``async_copy_latency_cycles``, over the
-      pointer chase's L2 latency);
+      pointer chase's L2 latency; a held launch too big for the L2 -- ``tc_dram_round_trip``, ``_launch_memory`` --
+      takes a DRAM access's latency instead of the average by hit rate);
     * multistage (cp.async + mma.sync): the step's ldmatrix/cp.async wavefronts on the shared pipe, and per
       ``__syncthreads`` the latency of the shared-memory read after it (``l1.hit_latency_cycles``: the L1/shared
       SRAM's load-to-use latency);
@@ -488,6 +489,8 @@ def _block_costs(m: GPUMachine, spec: GPUKernelSpec, mem: dict, steps: int, grid
     terms = gt.pipe_terms(m, flops_step, rate, wf, 0.0, warp_inst)
     terms["L1"] = mem["l1_data_cycles"] * per_step
     lat = gt.load_latency_clk(m, mem["l1_hit_rate"], mem["l2_hit_rate"])
+    if mem.get("tc_dram_round_trip"):  # every stage waits for a line from DRAM: a DRAM access's whole latency (the
+        lat = m.dram.latency_ns * m.clock_mhz_max / 1e3  # pointer chase's, the way through the L2 included)
     clock = m.clock_mhz_tensor_timing if spec.tensor else m.clock_mhz_max
     # the SM's share of the chip's bandwidths, bytes per SM clock
     dram_bpc = m.dram.bandwidth_gbps * 1e3 / m.sms / clock
@@ -532,7 +535,8 @@ def _launch_memory(m: GPUMachine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     together; the blocks hold in step where what a trailing block gains from finding its tiles in L2 outweighs
     the push apart (``tc_schedule.holds``; the SM pipeline's step from the lockstep run's counters), else each wave is
     spread further (``tc_schedule.wave_staggers``) and the launch's counters are the runs at ``STAGGER_GRID``
-    weighted by its waves. Adds ``tc_restoring_gain``, ``tc_holds``, ``tc_stagger_mean``, ``tc_schedule_runs``.
+    weighted by its waves. Adds ``tc_restoring_gain``, ``tc_holds``, ``tc_stagger_mean``, ``tc_schedule_runs`` and
+    ``tc_dram_round_trip`` (held, and A and B larger than the L2: every copy waits for a DRAM access, ``_block_costs``).
     Every other kernel: ``gpu_memory.simulate_memory_drifting`` (its own ``start_stagger``)."""
     if not isinstance(spec, TensorCoreSpec) or isinstance(spec, HopperSpec) or not tcs.APPLY:
         return simulate_memory_drifting(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks).counters
@@ -547,8 +551,12 @@ def _launch_memory(m: GPUMachine, spec: GPUKernelSpec, layout: Layout, blocks_pe
     runs.update({s: simulate_memory(m, spec, layout, blocks_per_sm, l1_bytes, max_blocks=max_blocks, stagger=s).counters
                  for s in weights if s != 0.0})
     c = weighted_counters(runs, weights)
+    # held in step, the blocks that share a tile ask for it together: the trailing ones "hit" only on lines still on
+    # their way from DRAM, so a stage lands with its slowest line (tc_schedule.HELD_DRAM_ROUND_TRIP)
+    cold = (layout.M * layout.K + layout.K * layout.N) * layout.elem > m.l2.size  # else warm from the last launch
+    dram_wait = tcs.HELD_DRAM_ROUND_TRIP and holds and cold and c["dram_bytes_read"] > 0
     c.update(tc_restoring_gain=gain, tc_holds=int(holds), tc_stagger_mean=sum(s * w for s, w in weights.items()),
-             tc_schedule_runs=len(runs))
+             tc_schedule_runs=len(runs), tc_dram_round_trip=int(dram_wait))
     return c
 
 

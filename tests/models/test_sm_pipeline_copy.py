@@ -159,10 +159,7 @@ def test_the_copy_phase_under_load_is_reported():
 
 def _staged(S, copy_clk=0.0, latency=300.0, blocks=1):
     """One 4-warp block, one warp per SMSP: copy code of 110 cycles (5 issue, 100 wait, 5 issue), 8 mma of 6 cycles."""
-    groups = (((), 4.0, 0.0, ()),) * 2
-    cost = sp.StepCost(steps=48, stages=S, warps=4, mma_clk=6.0 * 8, copy_latency_clk=latency, copy_clk=copy_clk,
-                       issue_with_mma=True, groups=groups, copy_segments=((5.0, 100.0), (5.0, 0.0)))
-    return sp.pipeline_time(cost, blocks)
+    return sp.pipeline_time(_staged_cost(S, copy_clk, latency), blocks)
 
 
 def test_a_stage_is_copied_when_the_warps_copy_code_issues_it():
@@ -229,8 +226,32 @@ def test_block_arrangement_tells_blocks_in_step_from_blocks_half_a_step_apart():
     assert sp.block_arrangement(a, 2, 6) == {}  # one block
 
 
-def test_identical_blocks_started_together_stay_in_step_at_one_stage():
-    # nothing in the toy step breaks the symmetry of two identical blocks (the H200's blocks alternate at S = 1:
-    # validation/h200/round10/README.md); the arrangement is reported for every multistage run
-    assert _staged(1, blocks=2).arrangement == {"together": 1.0, "alternating": 0.0}
+def test_identical_blocks_started_together_stay_in_step_at_one_stage_in_the_simulation():
+    # nothing in the toy step breaks the symmetry of two identical blocks in the simpy run itself (the H200's blocks
+    # alternate at S = 1: validation/h200/round10/README.md); the arrangement is reported for every multistage run
+    assert sp._simulated_time(_staged_cost(1), 2).arrangement == {"together": 1.0, "alternating": 0.0}
     assert _staged(1).arrangement == {}
+
+
+def test_one_stage_blocks_fill_each_others_copy_waits():
+    # S = 1, two blocks: each takes its step alone (458: copy code 110, latency 300, MMAs 48) while the SM's pipes
+    # have room, the blocks half a step apart -- round 32's lone and shared blocks (validation/h200/round33/alone33.csv:
+    # 0.94-1.01x) -- not the in-step simulation's
+    two = _staged(1, blocks=2)
+    assert two.step_clk == pytest.approx(_staged(1).step_clk) == pytest.approx(458.0)
+    assert two.arrangement == {"together": 0.0, "alternating": 1.0}
+    assert two.tensor_busy == pytest.approx(2 * 48.0 / 458.0)
+    # with nothing to wait for, eight blocks' issue binds the sub-partitions: a step longer than one block's 158 alone;
+    # with the latency back, the step stays the pipes' and the first copy's latency is paid once
+    packed = _staged(1, latency=0.0, blocks=8)
+    assert packed.step_clk > _staged(1, latency=0.0).step_clk
+    many = _staged(1, latency=300.0, blocks=8)
+    assert many.step_clk == pytest.approx(packed.step_clk)
+    assert many.cycles == pytest.approx(packed.cycles + 300.0)
+    # S >= 2 is the simulation's own
+    assert _staged(2, blocks=2).step_clk == pytest.approx(sp._simulated_time(_staged_cost(2), 2).step_clk)
+
+
+def _staged_cost(S, copy_clk=0.0, latency=300.0):
+    return sp.StepCost(steps=48, stages=S, warps=4, mma_clk=6.0 * 8, copy_latency_clk=latency, copy_clk=copy_clk,
+                       issue_with_mma=True, groups=(((), 4.0, 0.0, ()),) * 2, copy_segments=((5.0, 100.0), (5.0, 0.0)))

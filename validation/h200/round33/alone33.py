@@ -1,6 +1,8 @@
 """Round 33's question in round 32's traces (N = 2048): the step of a block alone on its SM and of two sharing one,
 on the H200 (each block's clock64 cycles over its K / 32 steps; median over the blocks of each kind) and in the model
-(``sm_pipeline.pipeline_time`` with one and two blocks on the step cost the launch gets at 1740 MHz).
+(``sm_pipeline.pipeline_time`` with one and two blocks on the step cost the launch gets at 1740 MHz): two blocks
+as the simulation runs them (``ONE_STAGE_INTERLEAVE = False``: in step at S = 1, what round 33 started from) and as
+the model does now (S = 1 blocks fill each other's waits).
 
     python validation/h200/round33/alone33.py          # -> alone33.csv, printed (~2 min)
 """
@@ -58,16 +60,21 @@ def modelled(api: str, kernel: str, S: int) -> tuple[float, float]:
     finally:
         sg._pipeline_cost = orig
     c = seen["cost"]
-    return sp.pipeline_time(c, 1).step_clk, sp.pipeline_time(c, 2).step_clk
+    sp.ONE_STAGE_INTERLEAVE = False
+    try:
+        in_step = sp.pipeline_time(c, 2).step_clk
+    finally:
+        sp.ONE_STAGE_INTERLEAVE = True
+    return sp.pipeline_time(c, 1).step_clk, in_step, sp.pipeline_time(c, 2).step_clk
 
 
 def main() -> None:
     rows = []
     for (api, kernel, S), (a, b) in sorted(measured().items()):
-        ma, mb = modelled(api, kernel, S)
+        ma, mb, mn = modelled(api, kernel, S)
         rows.append(dict(api=api, kernel=kernel, stages=S, h200_alone=round(a), h200_shared=round(b),
                          h200_ratio=round(b / a, 2), model_alone=round(ma), model_shared=round(mb),
-                         model_ratio=round(mb / ma, 2)))
+                         model_ratio=round(mb / ma, 2), model_shared_now=round(mn), model_ratio_now=round(mn / ma, 2)))
         print(rows[-1], flush=True)
     write_rows(HERE / "alone33.csv", rows)
 

@@ -2,6 +2,7 @@
 
     python validation/h200/round33/predict33.py predict [mma|wmma]   # -> predictions33_<api>.csv
     python validation/h200/round33/predict33.py compare              # after the run: compare33.csv, printed
+    python validation/h200/round33/predict33.py now                  # the model as it stands -> model33_now_<api>.csv
 
 Round 32's traces at N = 2048 held something no round had used: the 8 SMs with one block beside the 124 with two.
 There the model's step (``sm_pipeline.pipeline_time``) agrees with the H200 alone and shared at S >= 2, but at S = 1
@@ -50,14 +51,16 @@ def _predict(job: tuple) -> dict:
                 holds=int(row["tc_holds"]), bound=row["bound"])
 
 
-def predict(api: str) -> None:
+def predict(api: str, name: str = "predictions33") -> None:
+    """The model on every configuration -> <name>_<api>.csv. ``predictions33`` was written before the run and is not
+    rewritten by ``now`` (``model33_now``: the model as it stands, after round 33's changes)."""
     from multiprocessing import Pool
     jobs = [(api, k, S, n) for k in TILES for S in (1, 2, 3, 4) for n in SIZES]
     with Pool(2) as pool:
         out = pool.map(_predict, jobs)
     for r in out:
         print(r)
-    write_rows(HERE / f"predictions33_{api}.csv", out)
+    write_rows(HERE / f"{name}_{api}.csv", out)
 
 
 ARCHIVE = HERE / "raw" / "round33.tar.gz"
@@ -77,6 +80,12 @@ def compare() -> None:
     for api in ("mma", "wmma"):
         for r in csv.DictReader((HERE / f"predictions33_{api}.csv").open()):
             pred[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
+    now = {}
+    for api in ("mma", "wmma"):
+        path = HERE / f"model33_now_{api}.csv"
+        if path.exists():
+            for r in csv.DictReader(path.open()):
+                now[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
     rows = []
     for r in process30.launches(ARCHIVE, SIZES, "33"):
         n = int(r["M"])
@@ -92,6 +101,11 @@ def compare() -> None:
                        model_step_clk=float(pr["step_clk"]), step_ratio=round(float(pr["step_clk"]) / step, 3),
                        model_holds=int(pr["holds"]), measured_held=int(x[-1] < drift31.HELD) if len(x) >= 3 else "",
                        measured_wave_spreads=" ".join(f"{v:.2f}" for v in x[:8]))
+            nw = now.get((r["api"], r["kernel"], int(r["stages"]), n))
+            if nw:  # the model as it stands (round 33's changes), beside the prediction
+                row.update(now_at_1980=float(nw["tflops_at_1980"]),
+                           now_ratio=round(float(nw["tflops_at_1980"]) / float(r["tflops_at_1980"]), 3),
+                           now_step_clk=float(nw["step_clk"]))
         rows.append(row)
     write_rows(HERE / "compare33.csv", rows)
     for api in ("mma", "wmma"):
@@ -99,10 +113,14 @@ def compare() -> None:
         e = [abs(x["ratio"] - 1) for x in sel]
         print(f"{api}: predicted / measured per SM cycle, one block per SM: within 10 % {sum(v <= 0.10 for v in e)} of "
               f"{len(e)} (median {statistics.median(e):.1%})")
+        if all("now_ratio" in x for x in sel):
+            e2 = [abs(x["now_ratio"] - 1) for x in sel]
+            print(f"  the model now: within 10 % {sum(v <= 0.10 for v in e2)} of {len(e2)} (median {statistics.median(e2):.1%})")
         for x in sel:
             print(f"  {x['kernel']:18s} {x['M']} S={x['stages']}  measured {x['measured_at_1980']:6.1f}  predicted "
                   f"{x['predicted_at_1980']:6.1f}  ratio {x['ratio']:.2f}  step {x['measured_step_clk']:5d} / model "
-                  f"{x['model_step_clk']:6.0f}  held: model {x['model_holds']} H200 {x['measured_held']}")
+                  f"{x['model_step_clk']:6.0f}  held: model {x['model_holds']} H200 {x['measured_held']}"
+                  + (f"  | now {x['now_ratio']:.2f} step {x['now_step_clk']:6.0f}" if "now_ratio" in x else ""))
     held = [x for x in rows if x["copy"] == 1 and x["measured_held"] != ""]
     print(f"hold in step, model against the traces: {sum(x['model_holds'] == x['measured_held'] for x in held)} of {len(held)}")
 
@@ -112,6 +130,9 @@ if __name__ == "__main__":
     if what == "predict":
         for api in (sys.argv[2:] or ["mma", "wmma"]):
             predict(api)
+    elif what == "now":
+        for api in ("mma", "wmma"):
+            predict(api, "model33_now")
     elif what == "compare":
         compare()
     else:
