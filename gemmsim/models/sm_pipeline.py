@@ -84,6 +84,7 @@ other blocks, the shared-memory pipe when it is slower than the MMAs: MIO thrott
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass, field, replace
@@ -708,8 +709,11 @@ def _pipeline_time(cost: StepCost, blocks: int) -> PipelineTime:
                    arrangement={"together": 0.0, "alternating": 1.0})
 
 
+@functools.lru_cache(maxsize=1024)
 def _simulated_time(cost: StepCost, blocks: int) -> PipelineTime:
-    """The simpy simulation of ``blocks`` identical blocks from a common start, at the cost's own latency."""
+    """The simpy simulation of ``blocks`` identical blocks from a common start, at the cost's own latency. Memoised:
+    the simulation is deterministic, and the same step recurs (the S = 1 rule's latency-free run in every iteration
+    of :func:`pipeline_time`'s loaded latency, the schedule rule's pull); callers must not change what it returns."""
     n = cost.steps
     S = cost.stages
     # a deep pipeline settles into a cycle of S(S-1) steps (S(S+1) warp-specialised), not of one step: measure over
