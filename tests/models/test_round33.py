@@ -121,3 +121,20 @@ def test_the_s_sweep_of_round_3_with_the_model_now():
     # the S = 1 128x128 launches, 0.86-0.95 before round 33, now 1.04-1.06
     s1 = [float(r["ratio"]) for r in rows if r["kernel"].startswith("mma_128") and r["stages"] == "1"]
     assert len(s1) == 4 and 1.03 < min(s1) and max(s1) < 1.07
+
+
+def test_the_figures_lesson_holds_in_the_measurements():
+    """figure33.py's series: with two blocks per SM two stages nearly reach the plateau (the other block hides the
+    copy); a lone block needs three."""
+    import sys
+    sys.path.insert(0, str(ROUND33))
+    import figure33
+
+    data = figure33.series()
+    for tile, _ in figure33.TILES:
+        for bps in (1, 2):
+            S, meas, model = data[(tile, bps)]
+            assert S == [1, 2, 3, 4] and len(meas) == len(model) == 4
+        two, one = data[(tile, 2)][1], data[(tile, 1)][1]
+        assert two[1] / two[2] > 0.9 and one[1] / one[2] < 0.8
+        assert one[0] / one[2] < 0.6 and two[0] / two[2] < 0.8
