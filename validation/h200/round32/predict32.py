@@ -108,19 +108,32 @@ def _model_at(job: tuple) -> float:
     return run(load_machine("h200"), api, kernel, S, n, mhz)["tflops"]
 
 
-def compare() -> None:
-    """The predictions and the model at each launch's clock against the run: compare32.csv, summary printed."""
-    from multiprocessing import Pool
-
+def trace_modules() -> tuple:
+    """(drift31, process30): round 31's wave spreads and round 30's trace reader, from their folders."""
     sys.path.insert(0, str(HERE.parent / "round30"))
     sys.path.insert(0, str(HERE.parent / "round31"))
     import drift31
     import process30
+    return drift31, process30
 
-    pred = {}
+
+def by_launch(folder: Path, stem: str) -> dict:
+    """{(api, kernel, S, M): row} from ``folder``/<stem>_<api>.csv for the APIs whose file exists."""
+    out = {}
     for api in ("mma", "wmma"):
-        for r in csv.DictReader((HERE / f"predictions32_{api}.csv").open()):
-            pred[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
+        path = folder / f"{stem}_{api}.csv"
+        if path.exists():
+            for r in csv.DictReader(path.open()):
+                out[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
+    return out
+
+
+def compare() -> None:
+    """The predictions and the model at each launch's clock against the run: compare32.csv, summary printed."""
+    from multiprocessing import Pool
+
+    drift31, process30 = trace_modules()
+    pred = by_launch(HERE, "predictions32")
     traced = [r for r in process30.launches(ARCHIVE, SIZES, "32") if r["copy"] == "1"]
     ncu = _ncu_bytes()
     jobs = [(r["api"], r["kernel"], int(r["stages"]), int(r["M"]), float(r["sm_mhz"])) for r in traced]

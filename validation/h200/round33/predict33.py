@@ -70,22 +70,11 @@ def compare() -> None:
     """The predictions against the run, per SM cycle (both at 1980 MHz: the H200's TFLOP/s scaled by its launch's own
     clock), and each launch's median step (a block's clock64 cycles over its K / 32 steps) against the model's:
     compare33.csv, printed. Also the copy-less twins' steps (not predicted) and the hold in step."""
-    sys.path.insert(0, str(HERE.parent / "round30"))
-    sys.path.insert(0, str(HERE.parent / "round31"))
-    import drift31
     import numpy as np
-    import process30
 
-    pred = {}
-    for api in ("mma", "wmma"):
-        for r in csv.DictReader((HERE / f"predictions33_{api}.csv").open()):
-            pred[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
-    now = {}
-    for api in ("mma", "wmma"):
-        path = HERE / f"model33_now_{api}.csv"
-        if path.exists():
-            for r in csv.DictReader(path.open()):
-                now[(api, r["kernel"], int(r["stages"]), int(r["M"]))] = r
+    drift31, process30 = p32.trace_modules()
+    pred = p32.by_launch(HERE, "predictions33")
+    now = p32.by_launch(HERE, "model33_now")
     rows = []
     for r in process30.launches(ARCHIVE, SIZES, "33"):
         n = int(r["M"])
