@@ -52,3 +52,15 @@ def test_the_4096_ranking_is_made_at_the_launch_end():
         assert cost[(api, "3", "4096")] < 1.05 and cost[(api, "4", "4096")] < 1.05
     steady = {k: float(r["steady_gbps"]) for k, r in rows.items()}
     assert steady[("mma", "1", "4096")] == pytest.approx(steady[("mma", "3", "4096")], rel=0.03)
+
+
+def test_the_slow_ends_put_the_last_part_wave_on_few_full_sms():
+    rows = {(r["api"], r["stages"]): r for r in _rows(H200 / "round30" / "steady30.csv")
+            if "64x64" in r["kernel"] and r["M"] == "4096"}
+    for key, r in rows.items():
+        slow = float(r["span_over_steady"]) > 1.10
+        assert slow == (key in {("mma", "1"), ("wmma", "1"), ("wmma", "2")})
+        if key[1] == "1":  # S = 1: whole SMs take the last part-wave
+            assert int(r["tail_full_sms"]) >= 18
+        if key[1] == "4":  # S = 4: one or two blocks on nearly every SM
+            assert int(r["tail_full_sms"]) == 0 and int(r["tail_sms"]) >= 120

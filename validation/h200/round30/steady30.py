@@ -13,6 +13,8 @@ Per traced copy kernel (mma.sync and WMMA, three tiles, S = 1..4, N = 4096 and 8
 * span_over_steady: the launch's length over what the steady pace needs for all its blocks (whole / steady
   throughput): what the first wave and the drain cost;
 * last_wave_spread: the 5-95 % range of the last full wave's starts over the median block (0: in step);
+* tail_blocks, tail_sms, tail_full_sms: the blocks after the last whole wave (by start), the SMs that ran them, and
+  how many of those SMs ran a full SM's worth (blocks per SM or more);
 * lookup_gbps: steady_gbps x the GEMM's L2 tag lookups per request (ncu, round 8's pages of these binaries as read in
   ../round9/README.md: 1.085 at 4096^3, 1.23 at 8192^3 for the 64x64 tile), the throughput at the copy-only
   benchmark's lookups per request (1.036): comparable with ``async_copy_l2_gbps_padded_rows`` (64x64 rows only, the
@@ -53,10 +55,13 @@ def steady(r: dict) -> dict:
     full = len(start) // wave
     last = start[(full - 1) * wave:full * wave] if full >= 1 else start
     spread = (np.percentile(last, 95) - np.percentile(last, 5)) / np.median(dur)
+    order = np.argsort(start, kind="stable")
+    tail = np.bincount(r["sm"][order][full * wave:], minlength=SMS)  # the part-wave after the last whole one, per SM
     row = dict(api=r["api"], kernel=r["kernel"], stages=int(r["stages"]), M=M, blocks=len(start), blocks_per_sm=bps,
                waves=round(len(start) / wave, 2), sm_mhz=r["sm_mhz"], steady_gbps=round(steady_gbps, 1),
                whole_gbps=round(whole_gbps, 1), span_over_steady=round(steady_gbps / whole_gbps, 4),
-               last_wave_spread=round(float(spread), 3), lookup_gbps="")
+               last_wave_spread=round(float(spread), 3), tail_blocks=int(tail.sum()), tail_sms=int(np.sum(tail > 0)),
+               tail_full_sms=int(np.sum(tail >= bps)), lookup_gbps="")
     if BM == 64 and M in GEMM_LOOKUPS:
         row["lookup_gbps"] = round(steady_gbps * GEMM_LOOKUPS[M] / BENCH_LOOKUPS, 1)
     return row
