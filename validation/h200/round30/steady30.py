@@ -4,7 +4,8 @@ operands, and what its start and drain cost against that pace.
     python validation/h200/round30/steady30.py          # -> steady30.csv (~2 s, from raw/round30.tar.gz)
     python validation/h200/round30/steady30.py figure   # -> figures/steady30.png (the 64x64 launches at 4096)
 
-Per traced copy kernel (mma.sync and WMMA, three tiles, S = 1..4, N = 4096 and 8192), from every block's start and end
+Per traced copy kernel (mma.sync and WMMA, three tiles, S = 1..4, N = 4096 and 8192; with round 32's archive also
+N = 6144, its 2048 launches being one wave), from every block's start and end
 (globaltimer, ns):
 
 * steady_gbps: the bytes the blocks ask the L2 for (A and B tiles: K x (BM + BN) x 2 B a block) per second over the
@@ -105,16 +106,20 @@ def figure() -> Path:
     return out
 
 
+ROUND32 = HERE.parent / "round32" / "raw" / "round32.tar.gz"  # the same binaries traced at 2048 and 6144
+
+
 def main() -> None:
     if sys.argv[1:] == ["figure"]:
         print(figure())
         return
-    rows = [steady(r) for r in launches() if r["copy"] == "1"]
+    traced = launches() + (launches(ROUND32, sizes=(6144,), tag="32") if ROUND32.exists() else [])
+    rows = [steady(r) for r in traced if r["copy"] == "1"]
     write_csv(HERE / "steady30.csv", rows)
     for r in rows:
         if "64x64" in r["kernel"]:
             print(f"{r['api']:4} 64x64 S={r['stages']} N={r['M']}: steady {r['steady_gbps']:.0f} GB/s "
-                  f"(at the benchmark's lookups {r['lookup_gbps']:.0f}), whole {r['whole_gbps']:.0f}, "
+                  f"(at the benchmark's lookups {r['lookup_gbps'] or '-'}), whole {r['whole_gbps']:.0f}, "
                   f"span / steady {r['span_over_steady']:.3f}, last wave spread {r['last_wave_spread']:.2f}")
 
 
