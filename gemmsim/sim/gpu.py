@@ -133,6 +133,11 @@ KERNELS: dict[str, type[Strict]] = {
     **ATTENTION_KERNELS,
 }
 
+#: Whether a tensor-core kernel's DRAM latency (``dram.latency_ns``) becomes cycles at the clock the kernel is timed at
+#: (``clock_mhz_tensor_timing``), as ``timing.gpu.load_latency_clk`` is written to be used; before round 34 it was
+#: converted at ``clock_mhz_max`` whatever the kernel's clock (kept so that earlier predictions can be recomputed).
+LATENCY_AT_TIMING_CLOCK = True
+
 
 def smem_pattern_addresses(p: SmemPatternParams) -> np.ndarray:
     """The 32 lane byte addresses of a smem_pattern instruction."""
@@ -488,10 +493,11 @@ def _block_costs(m: GPUMachine, spec: GPUKernelSpec, mem: dict, steps: int, grid
     warp_inst = glob_inst + smem_inst + spec.math_instructions_per_step()
     terms = gt.pipe_terms(m, flops_step, rate, wf, 0.0, warp_inst)
     terms["L1"] = mem["l1_data_cycles"] * per_step
-    lat = gt.load_latency_clk(m, mem["l1_hit_rate"], mem["l2_hit_rate"])
-    if mem.get("tc_dram_round_trip"):  # every stage waits for a line from DRAM: a DRAM access's whole latency (the
-        lat = m.dram.latency_ns * m.clock_mhz_max / 1e3  # pointer chase's, the way through the L2 included)
     clock = m.clock_mhz_tensor_timing if spec.tensor else m.clock_mhz_max
+    ns_clock = clock if LATENCY_AT_TIMING_CLOCK else m.clock_mhz_max  # DRAM latency (ns) to cycles of this clock
+    lat = gt.load_latency_clk(m, mem["l1_hit_rate"], mem["l2_hit_rate"], clock_mhz=ns_clock)
+    if mem.get("tc_dram_round_trip"):  # every stage waits for a line from DRAM: a DRAM access's whole latency (the
+        lat = m.dram.latency_ns * ns_clock / 1e3  # pointer chase's, the way through the L2 included)
     # the SM's share of the chip's bandwidths, bytes per SM clock
     dram_bpc = m.dram.bandwidth_gbps * 1e3 / m.sms / clock
     l2_bpc = m.l2.bandwidth_gbps * 1e3 / m.sms / clock
@@ -524,7 +530,8 @@ def _block_costs(m: GPUMachine, spec: GPUKernelSpec, mem: dict, steps: int, grid
 def _copy_round_trip(m: GPUMachine, l2_hit_rate: float) -> float:
     """A cp.async's round trip at this L2 hit rate, SM cycles, as ``_pipeline_cost`` charges it (no queueing)."""
     extra = max(m.async_copy_latency_cycles - m.l2.hit_latency_cycles, 0.0) if m.async_copy_latency_cycles else 0.0
-    return gt.load_latency_clk(m, 0.0, l2_hit_rate) + extra
+    clock = m.clock_mhz_tensor_timing if LATENCY_AT_TIMING_CLOCK else m.clock_mhz_max
+    return gt.load_latency_clk(m, 0.0, l2_hit_rate, clock_mhz=clock) + extra
 
 
 def _launch_memory(m: GPUMachine, spec: GPUKernelSpec, layout: Layout, blocks_per_sm: int, l1_bytes: int,

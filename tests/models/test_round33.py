@@ -94,14 +94,14 @@ def test_a_held_launch_too_big_for_the_l2_waits_for_dram():
     from gemmsim.sim.gpu import simulate_gpu
 
     h = load_machine("h200")
-    dram = h.dram.latency_ns * h.clock_mhz_max / 1e3
+    dram = h.dram.latency_ns * h.clock_mhz_tensor_timing / 1e3  # the DRAM latency at the clock the kernel runs at
     extra = h.async_copy_latency_cycles - h.l2.hit_latency_cycles
     big = simulate_gpu(h, "tensorcore", M=4096, N=4096, K=4096, dtype="fp16", **predict28.mma_params("mma_128x128_w2x4", 2))
     small = simulate_gpu(h, "tensorcore", M=2048, N=2048, K=2048, dtype="fp16", **predict28.mma_params("mma_128x128_w2x4", 2))
     assert big["tc_holds"] == small["tc_holds"] == 1
     assert big["tc_dram_round_trip"] == 1 and small["tc_dram_round_trip"] == 0
     assert big["pipe_latency_clk"] - big["pipe_queue_wait_clk"] == pytest.approx(dram + extra, rel=1e-6)
-    assert small["pipe_latency_clk"] - small["pipe_queue_wait_clk"] < dram
+    assert small["pipe_latency_clk"] - small["pipe_queue_wait_clk"] < dram + extra
     tc_schedule.HELD_DRAM_ROUND_TRIP = False
     try:
         off = simulate_gpu(h, "tensorcore", M=4096, N=4096, K=4096, dtype="fp16", **predict28.mma_params("mma_128x128_w2x4", 2))
@@ -118,9 +118,10 @@ def test_the_s_sweep_of_round_3_with_the_model_now():
         assert float(r["ratio"]) == pytest.approx(float(r["model_tflops"]) / float(r["measured_tflops"]), rel=2e-3)
     err = [abs(float(r["ratio"]) - 1) for r in rows]
     assert sum(e <= 0.10 for e in err) == 24 and max(err) < 0.095
-    # the S = 1 128x128 launches, 0.86-0.95 before round 33, now 1.04-1.06
+    # the S = 1 128x128 launches, 0.86-0.95 before round 33, 1.04-1.06 after it, 1.07-1.09 since round 34 (the DRAM
+    # latency in cycles of the launch's own clock, not 1980 MHz)
     s1 = [float(r["ratio"]) for r in rows if r["kernel"].startswith("mma_128") and r["stages"] == "1"]
-    assert len(s1) == 4 and 1.03 < min(s1) and max(s1) < 1.07
+    assert len(s1) == 4 and 1.06 < min(s1) and max(s1) < 1.10
 
 
 def test_the_figures_lesson_holds_in_the_measurements():

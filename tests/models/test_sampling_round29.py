@@ -37,6 +37,9 @@ def test_one_stored_sample_is_what_the_model_gives_now(monkeypatch):
     from gemmsim.models import gpu_memory, tc_schedule
 
     monkeypatch.setattr(tc_schedule, "APPLY", False)
+    import gemmsim.sim.gpu as sim_gpu
+
+    monkeypatch.setattr(sim_gpu, "LATENCY_AT_TIMING_CLOCK", False)  # round 34: DRAM latency at the kernel's clock
     from gemmsim.sim.gpu import simulate_gpu
 
     s = script(ROUND29, "sampling29")

@@ -59,6 +59,9 @@ def test_one_prediction_follows_from_the_model_then(monkeypatch):
 
     monkeypatch.setattr(sm_pipeline, "ONE_STAGE_INTERLEAVE", False)
     monkeypatch.setattr(tc_schedule, "HELD_DRAM_ROUND_TRIP", False)
+    import gemmsim.sim.gpu as sim_gpu
+
+    monkeypatch.setattr(sim_gpu, "LATENCY_AT_TIMING_CLOCK", False)  # round 34: DRAM latency at the kernel's clock
 
     r = next(x for x in _rows("predictions32_mma.csv") if (x["kernel"], x["stages"], x["M"]) == ("mma_128x128_w2x2", "1", "6144"))
     h = load_machine("h200").model_copy(update={"async_copy_l2_gbps_padded_rows": 5110.0})  # round 8's ceiling, as then

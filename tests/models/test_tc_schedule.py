@@ -132,4 +132,6 @@ def test_dram_bytes_against_ncu_which_the_rule_was_not_built_on():
     # round 31 computed the gain with the S = 1 blocks in step; since round 33 they fill each other's waits, and the
     # pull (the step with copies from DRAM over from L2, alone) is smaller, still far above the push (0.075)
     assert float(r["restoring_gain"]) == pytest.approx(0.2527, abs=1e-4)
-    assert got["tc_restoring_gain"] == pytest.approx(0.2308, abs=1e-3)
+    # since round 34 the DRAM latency (ns) is taken at the clock the kernel is timed at -- here the file's sustained
+    # 1430 MHz, not 1980 -- so a DRAM copy is 28 % fewer cycles and the pull smaller (0.2308 before), still twice the push
+    assert got["tc_restoring_gain"] == pytest.approx(0.1464, abs=1e-3)
