@@ -175,6 +175,15 @@ class GPUMachine(MachineHeader):
         "rows (as async_copy_l2_gbps_padded_rows), with few SMs copying, measured; a lower bound of the SM's own path "
         "for them. null: async_copy_bytes_per_clk.",
     )
+    l2_favoured_sms: int | None = Field(
+        None, ge=0, description="SMs the L2 serves a larger part of its throughput when every SM's copies saturate it "
+        "(measured: each SM's time for equal copy work, all SMs copying); the count can differ from one device of a "
+        "product to the next. Used by the dispatch model of a launch (models.sm_pipeline.dispatch_cycles). null: none.",
+    )
+    l2_favoured_share: float | None = Field(
+        None, gt=0, description="How many times the others' part of the saturated L2 each of l2_favoured_sms draws "
+        "(their time for equal copy work over the others', inverted), measured. null: 1.",
+    )
     tma_bytes_per_clk: float | None = Field(
         None, gt=0, description="Bytes per SM clock one SM's tensor memory accelerator (cp.async.bulk.tensor, global -> "
         "shared) moves at most, measured with one SM copying from L2; the warp-specialised Hopper kernels' tile copies "
@@ -277,6 +286,8 @@ class GPUMachine(MachineHeader):
             problems.append("clock_mhz_tensor exceeds clock_mhz_max")
         if self.clock_mhz_tensor_sustained is not None and self.clock_mhz_tensor_sustained > self.clock_mhz_max:
             problems.append("clock_mhz_tensor_sustained exceeds clock_mhz_max")
+        if self.l2_favoured_sms is not None and self.l2_favoured_sms > self.sms:
+            problems.append(f"l2_favoured_sms ({self.l2_favoured_sms}) exceeds sms ({self.sms})")
         for d in self.cuda_core_flops_per_clk:
             if d not in DTYPE_BYTES:
                 problems.append(f"cuda_core_flops_per_clk: unknown dtype {d!r}")

@@ -89,6 +89,7 @@ import math
 import statistics
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import simpy
 
 from gemmsim.errors import KernelError
@@ -110,6 +111,11 @@ PARTS = ("copy_wait", "barrier", "mma", "contention")
 #: S = 1 blocks sharing an SM fill each other's copy waits (:func:`_pipeline_time`, validation/h200/round33); False
 #: restores the plain simulation (its blocks in step), so earlier predictions can be recomputed
 ONE_STAGE_INTERLEAVE = True
+#: A launch's blocks take slots as they free and share the chip's rate (:func:`dispatch_cycles`, validation/h200/round36);
+#: False: lockstep rounds on the busiest SM, the model before round 36 (earlier predictions recompute as made)
+DISPATCH = True
+#: The golden ratio's fraction: block i's work takes the i-th point of its low-discrepancy sequence (dispatch_cycles)
+GOLDEN = 0.6180339887498949
 
 
 @dataclass(frozen=True)
@@ -760,19 +766,96 @@ class SMSchedule:
     resident: PipelineTime  # the full round of co-resident blocks (its parts describe the steady state)
 
 
-def grid_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int) -> SMSchedule:
-    """Cycles of the busiest SM for a grid of identical blocks, one block per tile (non-persistent).
+def grid_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, favoured: int = 0,
+                share: float = 1.0, spread: float = 0.0) -> SMSchedule:
+    """Cycles of a grid of identical blocks, one block per tile (non-persistent).
 
-    Breadth-first dispatch: the busiest SM runs ceil(grid / sms) blocks, in rounds of ``blocks_per_sm`` that
-    start and finish together, the last round partial.
+    With ``DISPATCH`` (:func:`dispatch_cycles`) blocks take slots as they free and share the chip's rate; without it
+    (the model before round 36) the busiest SM runs ceil(grid / sms) blocks in rounds of ``blocks_per_sm`` that start
+    and finish together, the last round partial, and ``favoured`` / ``share`` / ``spread`` are ignored.
     """
     if grid < 1 or sms < 1 or blocks_per_sm < 1:
         raise KernelError(f"grid, sms and blocks_per_sm must be positive (got {grid}, {sms}, {blocks_per_sm})")
+    if DISPATCH:
+        return dispatch_cycles(cost, grid, sms, blocks_per_sm, favoured, share, spread)
     nb = -(-grid // sms)
     full, tail = divmod(nb, blocks_per_sm)
     first = pipeline_time(cost, min(blocks_per_sm, nb))
     cyc = full * (first.cycles if full else 0.0) + (pipeline_time(cost, tail).cycles if tail else 0.0)
     return SMSchedule(cyc, nb, full + (1 if tail else 0), first)
+
+
+def unloaded(cost: StepCost) -> StepCost:
+    """The cost with the chip otherwise idle: no queue at the chip's stations (multiplicity > 1: the L2, DRAM) and no
+    Little's-law hold-back there, so only the SM's own path, pipes and latencies bound its blocks."""
+    return replace(cost, queues=tuple(q for q in cost.queues if q[2] <= 1), little=False)
+
+
+def water_fill(blocks: np.ndarray, cap: np.ndarray, weight: np.ndarray, rate: float) -> np.ndarray:
+    """Per-block progress rate on each SM: ``rate`` (the chip's, in blocks per cycle) shared among the SMs' ``blocks``
+    running blocks in proportion to ``weight``, no block above its SM's ``cap``; what a capped SM leaves goes to the
+    others. Where the caps together are below ``rate`` every block runs at its cap."""
+    live = blocks > 0
+    out = np.zeros_like(cap)
+    if not live.any():
+        return out
+    k, c, w = blocks[live], cap[live], weight[live]
+    if float(np.dot(k, c)) <= rate:
+        out[live] = c
+        return out
+    b = c / w  # the level at which each SM reaches its cap
+    order = np.argsort(b)
+    kc = np.concatenate(([0.0], np.cumsum((k * c)[order])))  # capped SMs' rate, the first i in order capped
+    kw = np.concatenate((np.cumsum((k * w)[order][::-1])[::-1], [0.0]))  # the uncapped SMs' weight
+    lam = (rate - kc[:-1]) / kw[:-1]
+    i = int(np.argmax(lam <= b[order]))  # the first SM not capped at the level it sets
+    out[live] = np.minimum(c, lam[i] * w)
+    return out
+
+
+def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, favoured: int = 0,
+                    share: float = 1.0, spread: float = 0.0) -> SMSchedule:
+    """Cycles of a grid of identical blocks whose slots are refilled as blocks end (non-persistent), a fluid model.
+
+    * The first wave fills the SMs breadth-first; a block that ends frees its slot for the next block at once, an SM's
+      free slots filled before the next SM's (an SM's co-started blocks end together; the H200's last part-wave sits on
+      few, full SMs where the blocks hold in step, validation/h200/round34).
+    * A block is one unit of work. With every slot busy the chip finishes ``active x k / T`` blocks a cycle, ``T`` the
+      pipeline's time for ``k`` blocks on an SM (:func:`pipeline_time`, the chip's stations loaded by all ``active``
+      SMs): the launch's steady pace, as before. That rate is shared among the running blocks by :func:`water_fill`,
+      no block faster than ``1 / T_alone(j)`` with ``j`` blocks on its SM and the chip otherwise idle (:func:`unloaded`),
+      so a launch's ends speed up where the chip had held its blocks back, and not where the SM is the limit.
+    * ``favoured`` SMs (spread evenly over the ids) draw ``share`` times the others' part of the chip when it is
+      shared (the H200's L2 under saturation: validation/h200/round35's copy benchmark), up to their cap: they finish
+      more blocks, and the SMs' blocks fall out of step.
+    Returns the last block's end; ``tiles_on_sm`` the most blocks one SM ran.
+    """
+    if grid < 1 or sms < 1 or blocks_per_sm < 1:
+        raise KernelError(f"grid, sms and blocks_per_sm must be positive (got {grid}, {sms}, {blocks_per_sm})")
+    if not (0 <= favoured <= sms) or not (share > 0 and math.isfinite(share)) or not (0 <= spread < 2):
+        raise KernelError(f"favoured must be 0..sms, share a positive number and spread in [0, 2) (got {favoured}, "
+                          f"{share}, {spread})")
+    nb = -(-grid // sms)
+    k0 = min(blocks_per_sm, nb)
+    full = pipeline_time(cost, k0)
+    active = min(grid, sms)
+    rate = active * k0 / full.cycles if full.cycles > 0 else math.inf
+    free_cost = unloaded(cost)
+    # blocks' work: 1, or spread evenly over [1 - spread / 2, 1 + spread / 2] in a low-discrepancy order of the block ids
+    work = 1.0 + spread * ((np.arange(grid) * GOLDEN) % 1.0 - 0.5) if spread else None
+    # a block's rate with j blocks on its SM and the chip otherwise idle, at least the loaded rate at k0 blocks (the
+    # chip's share never slows an SM below its loaded pace); simulated at 1, k0 and halfway, the SM's rate j x cap(j)
+    # linear in between (each simulation costs up to seconds)
+    known = sorted({1, (1 + k0) // 2, k0})
+    sm_rate = [j * max(1.0 / pipeline_time(free_cost, j).cycles, 1.0 / full.cycles) for j in known]
+    caps = {j: float(np.interp(j, known, sm_rate)) / j for j in range(1, k0 + 1)}
+    cap = caps.__getitem__
+
+    weight = np.ones(sms)
+    if favoured:
+        weight[(np.arange(favoured) * sms) // favoured] = share
+    t, ran = fluid_dispatch(grid, sms, blocks_per_sm, k0, cap, rate, weight, work)
+    return SMSchedule(t, int(ran.max()), -(-int(ran.max()) // blocks_per_sm), full)
 
 
 def persistent_cycles(cost: StepCost, tiles: int, ctas: int, epilogue_overlap: bool = False) -> SMSchedule:
@@ -789,3 +872,41 @@ def persistent_cycles(cost: StepCost, tiles: int, ctas: int, epilogue_overlap: b
     epi = max(cost.epilogue_clk - main, 0.0) if epilogue_overlap else cost.epilogue_clk
     last = cost.epilogue_clk - epi  # the last tile's epilogue has nothing to hide behind
     return SMSchedule(loop.cycles + per * epi + last, per, per, loop)
+
+
+def fluid_dispatch(grid: int, sms: int, blocks_per_sm: int, first: int, cap, rate: float, weight: np.ndarray,
+                   work: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """(time the last block ends, blocks each SM ran) for ``grid`` blocks of ``work`` (default 1 each) on ``sms`` SMs
+    of ``blocks_per_sm`` slots: ``first`` slots per SM filled breadth-first at the start, then each freed slot refilled
+    at once, an SM's free slots before the next SM's; blocks progress at :func:`water_fill`'s rates (``cap(j)``: a
+    block's most with j blocks on its SM; ``rate``: the chip's)."""
+    work = np.ones(grid) if work is None else np.asarray(work, dtype=float)
+    rem = np.zeros((sms, blocks_per_sm))  # remaining work of each slot's block (0: empty)
+    ran = np.zeros(sms, dtype=int)
+    nxt = 0
+    for j in range(first):
+        take = min(sms, grid - nxt)
+        rem[:take, j] = work[nxt:nxt + take]
+        ran[:take] += 1
+        nxt += take
+    t = 0.0
+    eps = 1e-9
+    while True:
+        busy = (rem > eps).sum(axis=1)
+        if not busy.any():
+            return t, ran
+        c = np.array([cap(int(j)) if j else 0.0 for j in busy])
+        r = water_fill(busy.astype(float), c, weight, rate)
+        left = np.where(rem > eps, rem / np.where(r > 0, r, 1.0)[:, None], np.inf)
+        dt = float(left.min())
+        t += dt
+        rem = np.where(rem > eps, rem - r[:, None] * dt, 0.0)
+        rem[rem <= eps] = 0.0
+        if nxt < grid:
+            for s in np.flatnonzero((rem == 0.0).any(axis=1)):
+                slots = np.flatnonzero(rem[s] == 0.0)[: grid - nxt]
+                rem[s, slots] = work[nxt:nxt + len(slots)]
+                ran[s] += len(slots)
+                nxt += len(slots)
+                if nxt >= grid:
+                    break

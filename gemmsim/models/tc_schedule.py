@@ -95,3 +95,11 @@ def grid_weights(stagger: np.ndarray, share: np.ndarray, grid: tuple = STAGGER_G
         out[float(g[j])] += q * (1 - f)
         out[float(g[j + 1])] += q * f
     return {k: v for k, v in out.items() if v > 1e-12}
+
+
+def work_spread(held: bool, blocks_per_sm: int) -> float:
+    """How unequal a launch's blocks' times are, for the dispatch model (``sm_pipeline.dispatch_cycles``: block times
+    spread evenly over this width, in block times): 0 where the blocks hold in step; else the spread the waves gain a
+    wave (``DRIFT_PER_WAVE`` x blocks per SM, as a 5-95 % range) as an even spread of a block's time, so that one wave
+    of such blocks gains that range."""
+    return 0.0 if held else min(DRIFT_PER_WAVE * blocks_per_sm / EVEN_SPREAD, 1.0)

@@ -465,13 +465,16 @@ def _pipeline_cost(m: GPUMachine, spec: TensorCoreSpec, steps: int, mma_clk: flo
     )
 
 
-def _pipeline_sm_time(m: GPUMachine, spec: TensorCoreSpec, cost: sp.StepCost, grid: int, blocks_per_sm: int):
-    """(busiest SM's time as ``timing.gpu.SMTime``, the resident set's pipeline) for a tensor-core kernel."""
+def _pipeline_sm_time(m: GPUMachine, spec: TensorCoreSpec, cost: sp.StepCost, grid: int, blocks_per_sm: int,
+                      spread: float = 0.0):
+    """(the launch's time as ``timing.gpu.SMTime``, the resident set's pipeline) for a tensor-core kernel; ``spread``:
+    how unequal its blocks' times are (``sm_pipeline.dispatch_cycles``)."""
     if isinstance(spec, HopperSpec) and spec.persistent:
         ctas = spec.ctas or (m.sms // spec.cluster_size) * spec.cluster_size * blocks_per_sm
         sched = sp.persistent_cycles(cost, grid, ctas, epilogue_overlap=spec.schedule == "pingpong")
     else:
-        sched = sp.grid_cycles(cost, grid, m.sms, blocks_per_sm)
+        sched = sp.grid_cycles(cost, grid, m.sms, blocks_per_sm, m.l2_favoured_sms or 0, m.l2_favoured_share or 1.0,
+                               spread)
     res = sched.resident
     busy = sched.tiles_on_sm * cost.steps * cost.mma_clk / sched.cycles if sched.cycles else 0.0
     part = res.bound
@@ -591,7 +594,8 @@ def _run_gemm(m: GPUMachine, case: Case) -> dict:
     peak, l2_total = bc["peak"], bc["l2_total"]
     smt, pipe = None, None
     if pcost is not None:  # the SM pipeline model: copies in flight, MMAs, barriers
-        smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm)
+        spread = tcs.work_spread(bool(mem["tc_holds"]), occ.blocks_per_sm) if "tc_holds" in mem else 0.0
+        smt, pipe = _pipeline_sm_time(m, spec, pcost, grid, occ.blocks_per_sm, spread)
     t = gt.gpu_time(costs, grid, m.sms, occ.blocks_per_sm, clock, mem["dram_bytes"], m.dram.bandwidth_gbps,
                     l2_total, m.l2.bandwidth_gbps, sm=smt)
 

@@ -1,0 +1,98 @@
+"""The dispatch model of a launch (sm_pipeline.dispatch_cycles, fluid_dispatch, water_fill) against hand-worked cases."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gemmsim.errors import KernelError
+from gemmsim.models import sm_pipeline as sp
+from gemmsim.models.sm_pipeline import StepCost, dispatch_cycles, fluid_dispatch, pipeline_time, water_fill
+
+BASE = StepCost(steps=32, stages=3, warps=4, mma_clk=200.0, copy_latency_clk=600.0, copy_clk=60.0, barrier_clk=30.0)
+
+
+def test_water_fill_shares_by_weight_below_the_caps():
+    # rate 3 over 2 + 2 + 1 blocks weighted 1, 2, 1: level 3 / 7, no cap reached
+    r = water_fill(np.array([2.0, 2.0, 1.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 1.0]), 3.0)
+    assert r == pytest.approx([3 / 7, 6 / 7, 3 / 7])
+
+
+def test_water_fill_gives_what_a_capped_sm_leaves_to_the_others():
+    # SM 1 (weight 2) reaches its cap 0.6 at level 0.3; the others share 3 - 1.2 over weight 3: 0.6 each
+    r = water_fill(np.array([2.0, 2.0, 1.0]), np.array([1.0, 0.6, 1.0]), np.array([1.0, 2.0, 1.0]), 3.0)
+    assert r == pytest.approx([0.6, 0.6, 0.6])
+    # caps below the chip's rate: every block at its cap; empty SMs get nothing
+    r = water_fill(np.array([1.0, 0.0, 1.0]), np.array([0.5, 9.0, 0.7]), np.ones(3), 5.0)
+    assert r == pytest.approx([0.5, 0.0, 0.7])
+
+
+def test_fluid_dispatch_by_hand():
+    # two SMs of one slot, three blocks, the chip 1 block a cycle, SM 0 weighted 2: it runs at 2/3, SM 1 at 1/3.
+    # SM 0 ends at 1.5 and takes block 2; SM 1 ends at 3.0, when SM 0 has also done its second: the chip's pace.
+    t, ran = fluid_dispatch(3, 2, 1, 1, lambda j: 10.0, 1.0, np.array([2.0, 1.0]))
+    assert t == pytest.approx(3.0) and list(ran) == [2, 1]
+    # a cap of 0.5 a block: both at 0.5 (ending at 2), then the third alone at its cap: 4
+    t, ran = fluid_dispatch(3, 2, 1, 1, lambda j: 0.5, 1.0, np.array([2.0, 1.0]))
+    assert t == pytest.approx(4.0) and ran.sum() == 3
+
+
+def test_fluid_dispatch_fills_an_sms_slots_before_the_next():
+    # two SMs of two slots, all four blocks end together; the next two go to SM 0 (depth first), not one each
+    t, ran = fluid_dispatch(6, 2, 2, 2, lambda j: 1.0, 100.0, np.ones(2))
+    assert list(ran) == [4, 2] and t == pytest.approx(2.0)
+
+
+def test_sm_bound_launch_is_lockstep_rounds():
+    # no chip stations: every block runs at its SM's pace, so dispatch gives whole rounds as the lockstep model does
+    c = replace(BASE, steps=8)
+    one = pipeline_time(c, 1).cycles
+    s = dispatch_cycles(c, grid=21, sms=10, blocks_per_sm=1, favoured=3, share=1.5)
+    assert s.cycles == pytest.approx(3 * one) and s.tiles_on_sm == 3
+
+
+def _chip_bound(blocks_per_sm: int) -> StepCost:
+    # an L2 station shared by 100 SMs that the full launch saturates (Little's law holds the copies back)
+    full = replace(BASE, queues=(("l2", 10.0, 100.0),), little=True)
+    assert pipeline_time(full, blocks_per_sm).cycles > 1.1 * pipeline_time(sp.unloaded(full), blocks_per_sm).cycles
+    return full
+
+
+def test_chip_bound_ends_speed_up_and_never_beat_the_pace():
+    c = _chip_bound(2)
+    full = pipeline_time(c, 2).cycles
+    for grid in (201, 250, 300, 399):
+        pace = grid * full / (100 * 2)
+        d = dispatch_cycles(c, grid, 100, 2).cycles
+        sp.DISPATCH = False
+        try:
+            rounds = sp.grid_cycles(c, grid, 100, 2).cycles
+        finally:
+            sp.DISPATCH = True
+        assert pace * (1 - 1e-9) <= d <= rounds * (1 + 1e-9)
+    # a whole number of waves: nothing to drain, the pace exactly
+    assert dispatch_cycles(c, 400, 100, 2).cycles == pytest.approx(2 * full, rel=1e-6)
+
+
+def test_favoured_sms_take_more_blocks_only_where_the_chip_is_shared():
+    c = _chip_bound(2)
+    fav = dispatch_cycles(c, 1000, 100, 2, favoured=20, share=1.4)
+    alike = dispatch_cycles(c, 1000, 100, 2)
+    assert fav.tiles_on_sm > alike.tiles_on_sm
+    s = replace(BASE, steps=8)  # SM-bound: a favoured share changes nothing
+    assert dispatch_cycles(s, 1000, 100, 2, 20, 1.4).cycles == pytest.approx(dispatch_cycles(s, 1000, 100, 2).cycles)
+
+
+def test_spread_work_keeps_the_total():
+    c = _chip_bound(2)
+    full = pipeline_time(c, 2).cycles
+    d = dispatch_cycles(c, 4000, 100, 2, spread=0.3).cycles
+    assert 20 * full <= d <= 21 * full  # the chip's pace, plus at most a block's drain
+
+
+@pytest.mark.parametrize("bad", [dict(grid=0), dict(favoured=101), dict(share=0.0), dict(share=float("inf")),
+                                 dict(spread=2.0), dict(spread=-0.1)])
+def test_bad_dispatch_arguments_are_kernel_errors(bad):
+    args = dict(cost=BASE, grid=10, sms=100, blocks_per_sm=1) | bad
+    with pytest.raises(KernelError):
+        dispatch_cycles(**args)
