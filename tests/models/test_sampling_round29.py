@@ -40,6 +40,9 @@ def test_one_stored_sample_is_what_the_model_gives_now(monkeypatch):
     import gemmsim.sim.gpu as sim_gpu
 
     monkeypatch.setattr(sim_gpu, "LATENCY_AT_TIMING_CLOCK", False)  # round 34: DRAM latency at the kernel's clock
+    from gemmsim.models import sm_pipeline
+
+    monkeypatch.setattr(sm_pipeline, "DISPATCH", False)  # round 36: a launch's ends from the dispatch model
     from gemmsim.sim.gpu import simulate_gpu
 
     s = script(ROUND29, "sampling29")

@@ -58,6 +58,7 @@ def test_predictions_follow_from_the_inputs(monkeypatch):
     from gemmsim.models import sm_pipeline
 
     monkeypatch.setattr(sm_pipeline, "ONE_STAGE_INTERLEAVE", False)
+    monkeypatch.setattr(sm_pipeline, "DISPATCH", False)  # round 36: a launch's ends from the dispatch model
     import gemmsim.sim.gpu as sim_gpu
 
     monkeypatch.setattr(sim_gpu, "LATENCY_AT_TIMING_CLOCK", False)  # round 34: DRAM latency at the kernel's clock
