@@ -54,9 +54,10 @@ def _model(job: tuple) -> dict:
 
     seen = {}
     orig = sp.grid_cycles
+    sp.DISPATCH = False  # the lockstep rounds, as predicted (round 36's dispatch model: round36/dispatch36.py)
 
-    def grab(cost, grid, sms, bps):
-        out = orig(cost, grid, sms, bps)
+    def grab(cost, grid, sms, bps, *more):
+        out = orig(cost, grid, sms, bps, *more)
         seen.update(grid=grid, bps=bps, cycles=out.cycles, full=out.resident.cycles)
         return out
 
