@@ -1,36 +1,28 @@
 """Round 36: the dispatch model of a launch's ends (sm_pipeline.dispatch_cycles) -- the machine file's favoured SMs
 against round 35's copy benchmark they come from, and the stored check against round 34's launch ends
 (validation/h200/round36/dispatch36.py, dispatch36.csv), which nothing in the model was fitted to."""
-import csv
 import statistics
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
+from reference.rounds import H200, table
 
 from gemmsim.machine import load_machine
 from gemmsim.models import sm_pipeline as sp
 from gemmsim.models import tc_schedule as tcs
 
-H200 = Path(__file__).resolve().parents[2] / "validation" / "h200"
-
-
-def _rows(path):
-    with path.open() as f:
-        return list(csv.DictReader(f))
-
 
 def test_the_machine_files_favoured_sms_are_round_35s_measurement():
     h = load_machine("h200")
-    fast = [r for r in _rows(H200 / "round35" / "fast35.csv") if r["launch"].startswith("copy") and r["fast_sms"] != "0"
+    fast = [r for r in table(H200 / "round35", "fast35.csv") if r["launch"].startswith("copy") and r["fast_sms"] != "0"
             and not ("k=2" in r["launch"] and "S=1" in r["launch"])]
     assert {int(r["fast_sms"]) for r in fast} == {h.l2_favoured_sms}
     assert h.l2_favoured_share == pytest.approx(1 / statistics.median(float(r["fast_over_other"]) for r in fast), abs=0.01)
 
 
 def test_dispatch_follows_round_34s_launch_ends_better_than_lockstep_rounds():
-    rows = _rows(H200 / "round36" / "dispatch36.csv")
+    rows = table(H200 / "round36", "dispatch36.csv")
     assert len(rows) == 40
     y = np.array([float(r["measured"]) for r in rows])
 
