@@ -114,6 +114,12 @@ ONE_STAGE_INTERLEAVE = True
 #: A launch's blocks take slots as they free and share the chip's rate (:func:`dispatch_cycles`, validation/h200/round36);
 #: False: lockstep rounds on the busiest SM, the model before round 36 (earlier predictions recompute as made)
 DISPATCH = True
+#: True: in the dispatch model a block's fill and drain (its prologue's copy latency, the epilogue: the pipeline's time
+#: for k blocks less k's steady steps) is a wait that takes none of the chip's rate, so the SM's other blocks may use it.
+#: Off: they are work at the block's rate (round 36). Round 37 tried it (validation/h200/round37): round 34's ends a
+#: little closer (correlation 0.63, was 0.56), the sweeps moved 1.4 % at most, one more 64x64 S pair wrong -- both
+#: within one realisation's jitter, so the default stays until the end is an expectation over realisations
+DISPATCH_PROLOGUE = False
 #: The golden ratio's fraction: block i's work takes the i-th point of its low-discrepancy sequence (dispatch_cycles)
 GOLDEN = 0.6180339887498949
 
@@ -822,8 +828,11 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
       few, full SMs where the blocks hold in step, validation/h200/round34).
     * A block is one unit of work. With every slot busy the chip finishes ``active x k / T`` blocks a cycle, ``T`` the
       pipeline's time for ``k`` blocks on an SM (:func:`pipeline_time`, the chip's stations loaded by all ``active``
-      SMs): the launch's steady pace, as before. That rate is shared among the running blocks by :func:`water_fill`,
-      no block faster than ``1 / T_alone(j)`` with ``j`` blocks on its SM and the chip otherwise idle (:func:`unloaded`),
+      SMs): the launch's steady pace. With ``DISPATCH_PROLOGUE`` (round 37's variant) ``T`` is their steady steps
+      only, and the rest, the fill and drain, is a wait before the block's work that takes no rate, at the load the
+      block starts into (blocks in step wait together; a block that starts alone waits while the SM's others run).
+      That rate is shared among the running blocks by :func:`water_fill`, no block faster than ``1 / T_alone(j)``
+      with ``j`` running blocks on its SM and the chip otherwise idle (:func:`unloaded`; its steady steps likewise),
       so a launch's ends speed up where the chip had held its blocks back, and not where the SM is the limit.
     * ``favoured`` SMs (spread evenly over the ids) draw ``share`` times the others' part of the chip when it is
       shared (the H200's L2 under saturation: validation/h200/round35's copy benchmark), up to their cap: they finish
@@ -839,22 +848,33 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
     k0 = min(blocks_per_sm, nb)
     full = pipeline_time(cost, k0)
     active = min(grid, sms)
-    rate = active * k0 / full.cycles if full.cycles > 0 else math.inf
     free_cost = unloaded(cost)
+
+    def busy(p: PipelineTime) -> float:  # a block's time at its rate: its steady steps, or everything (round 36)
+        return cost.steps * p.step_clk if DISPATCH_PROLOGUE else p.cycles
+
+    main = busy(full)
+    prologue = max(full.cycles - main, 0.0)  # fill and drain: a wait, taking no rate (0 without DISPATCH_PROLOGUE)
+    if prologue > 0:  # the same with the chip otherwise idle
+        alone = pipeline_time(free_cost, k0)
+        idle = min(max(alone.cycles - busy(alone), 0.0), prologue)
+    else:
+        idle = 0.0
+    rate = active * k0 / main if main > 0 else math.inf
     # blocks' work: 1, or spread evenly over [1 - spread / 2, 1 + spread / 2] in a low-discrepancy order of the block ids
     work = 1.0 + spread * ((np.arange(grid) * GOLDEN) % 1.0 - 0.5) if spread else None
     # a block's rate with j blocks on its SM and the chip otherwise idle, at least the loaded rate at k0 blocks (the
     # chip's share never slows an SM below its loaded pace); simulated at 1, k0 and halfway, the SM's rate j x cap(j)
     # linear in between (each simulation costs up to seconds)
     known = sorted({1, (1 + k0) // 2, k0})
-    sm_rate = [j * max(1.0 / pipeline_time(free_cost, j).cycles, 1.0 / full.cycles) for j in known]
+    sm_rate = [j * max(1.0 / busy(pipeline_time(free_cost, j)), 1.0 / main) for j in known]
     caps = {j: float(np.interp(j, known, sm_rate)) / j for j in range(1, k0 + 1)}
     cap = caps.__getitem__
 
     weight = np.ones(sms)
     if favoured:
         weight[(np.arange(favoured) * sms) // favoured] = share
-    t, ran = fluid_dispatch(grid, sms, blocks_per_sm, k0, cap, rate, weight, work)
+    t, ran = fluid_dispatch(grid, sms, blocks_per_sm, k0, cap, rate, weight, work, prologue, idle)
     return SMSchedule(t, int(ran.max()), -(-int(ran.max()) // blocks_per_sm), full)
 
 
@@ -875,38 +895,51 @@ def persistent_cycles(cost: StepCost, tiles: int, ctas: int, epilogue_overlap: b
 
 
 def fluid_dispatch(grid: int, sms: int, blocks_per_sm: int, first: int, cap, rate: float, weight: np.ndarray,
-                   work: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+                   work: np.ndarray | None = None, prologue: float = 0.0,
+                   prologue_idle: float | None = None) -> tuple[float, np.ndarray]:
     """(time the last block ends, blocks each SM ran) for ``grid`` blocks of ``work`` (default 1 each) on ``sms`` SMs
     of ``blocks_per_sm`` slots: ``first`` slots per SM filled breadth-first at the start, then each freed slot refilled
-    at once, an SM's free slots before the next SM's; blocks progress at :func:`water_fill`'s rates (``cap(j)``: a
-    block's most with j blocks on its SM; ``rate``: the chip's)."""
+    at once, an SM's free slots before the next SM's; a block first waits holding its slot but taking no rate --
+    ``prologue`` cycles with every slot of the chip taken when it starts, ``prologue_idle`` (default the same) with
+    none, linear in the slots taken -- then progresses at :func:`water_fill`'s rates (``cap(j)``: a block's most with j
+    running blocks on its SM; ``rate``: the chip's)."""
     work = np.ones(grid) if work is None else np.asarray(work, dtype=float)
+    idle = prologue if prologue_idle is None else prologue_idle
+    slots_all = min(sms, grid) * first
     rem = np.zeros((sms, blocks_per_sm))  # remaining work of each slot's block (0: empty)
+    ready = np.zeros((sms, blocks_per_sm))  # when each slot's block ends its prologue
     ran = np.zeros(sms, dtype=int)
     nxt = 0
     for j in range(first):
         take = min(sms, grid - nxt)
         rem[:take, j] = work[nxt:nxt + take]
+        ready[:take, j] = prologue
         ran[:take] += 1
         nxt += take
     t = 0.0
     eps = 1e-9
     while True:
-        busy = (rem > eps).sum(axis=1)
-        if not busy.any():
+        live = rem > eps
+        if not live.any():
             return t, ran
+        run = live & (ready <= t * (1 + eps) + eps)
+        busy = run.sum(axis=1)
         c = np.array([cap(int(j)) if j else 0.0 for j in busy])
         r = water_fill(busy.astype(float), c, weight, rate)
-        left = np.where(rem > eps, rem / np.where(r > 0, r, 1.0)[:, None], np.inf)
-        dt = float(left.min())
+        left = np.where(run, rem / np.where(r > 0, r, 1.0)[:, None], np.inf)
+        dt = float(min(left.min(), np.where(live & ~run, ready - t, np.inf).min()))
         t += dt
-        rem = np.where(rem > eps, rem - r[:, None] * dt, 0.0)
+        rem = np.where(run, rem - r[:, None] * dt, rem)
         rem[rem <= eps] = 0.0
         if nxt < grid:
-            for s in np.flatnonzero((rem == 0.0).any(axis=1)):
+            empty = rem == 0.0
+            for s in np.flatnonzero(empty.any(axis=1)):
                 slots = np.flatnonzero(rem[s] == 0.0)[: grid - nxt]
                 rem[s, slots] = work[nxt:nxt + len(slots)]
                 ran[s] += len(slots)
                 nxt += len(slots)
                 if nxt >= grid:
                     break
+            new = empty & (rem > 0.0)  # the blocks started now wait by the load they start into, themselves included
+            taken = min(float((rem > 0.0).sum()) / slots_all, 1.0) if slots_all else 1.0
+            ready[new] = t + idle + (prologue - idle) * taken

@@ -37,6 +37,49 @@ def test_fluid_dispatch_by_hand():
     assert t == pytest.approx(4.0) and ran.sum() == 3
 
 
+def test_fluid_dispatch_prologue_is_a_wait_the_others_fill():
+    # one SM, two slots, the first filled at the start: each block waits 1 then works 1 at rate 1. By hand: b0 waits
+    # 0-1 and runs 1-2; b1 takes the empty slot at the first event (t = 1), waits 1-2, runs 2-3; b2 takes b0's slot at
+    # t = 2, waits 2-3, runs 3-4. Serial it would be 6; lockstep pairs 4 as well, but with each pair's wait exposed
+    t, ran = fluid_dispatch(3, 1, 2, 1, lambda j: 1.0, 1.0, np.ones(1), prologue=1.0)
+    assert t == pytest.approx(4.0) and ran.tolist() == [3]
+    # blocks that start together wait together: two at once share the chip's rate 1 after their common wait
+    t, _ = fluid_dispatch(2, 1, 2, 2, lambda j: 1.0, 1.0, np.ones(1), prologue=1.0)
+    assert t == pytest.approx(3.0)
+    # a block that starts into an idle chip waits prologue_idle: the first case's b1 starts with 2 of 2 slots taken
+    # (waits 1), b2 with 2 of 2 as well; with one SM of two slots, b2 alone after b1 ends: grid 2, one slot
+    t, _ = fluid_dispatch(2, 1, 1, 1, lambda j: 1.0, 1.0, np.ones(1), prologue=1.0, prologue_idle=0.5)
+    assert t == pytest.approx(1.0 + 1.0 + 1.0 + 1.0)  # one slot of one: the refill takes every slot, the full wait
+    t, _ = fluid_dispatch(3, 2, 1, 1, lambda j: 1.0, 2.0, np.ones(2), prologue=1.0, prologue_idle=0.5)
+    assert t == pytest.approx(2.0 + 0.75 + 1.0)  # b2 starts into 1 of 2 slots taken: 0.5 + 0.5 x 1/2
+
+
+def test_dispatch_with_the_fill_as_a_wait(monkeypatch):
+    # DISPATCH_PROLOGUE (round 37's variant, off by default): a block's fill and drain -- the pipeline's time for k
+    # blocks less their steady steps -- is a wait that takes none of the chip's rate
+    c = _chip_bound(2)
+    p = pipeline_time(c, 2)
+    full, main = p.cycles, c.steps * p.step_clk
+    off = {g: dispatch_cycles(c, g, 100, 2, spread=0.2).cycles for g in (250, 4000)}
+    monkeypatch.setattr(sp, "DISPATCH_PROLOGUE", True)
+    # blocks in step wait together: whole waves of equal blocks take what they took
+    assert dispatch_cycles(c, 400, 100, 2).cycles == pytest.approx(2 * full, rel=1e-6)
+    for g in (201, 250, 300, 399):
+        # nothing runs before the first wave's fill, then no faster than the chip's steady pace; no later than the
+        # lockstep rounds but for their cheaper fill (their last part-wave fills at its own lighter load, a dispatched
+        # block at the load it starts into, up to the full wave's)
+        d = dispatch_cycles(c, g, 100, 2).cycles
+        monkeypatch.setattr(sp, "DISPATCH", False)
+        rounds = sp.grid_cycles(c, g, 100, 2).cycles
+        monkeypatch.setattr(sp, "DISPATCH", True)
+        assert (full - main) + g * main / 200 <= d * (1 + 1e-9) and d <= rounds + (full - main)
+    for g, d_off in off.items():
+        d = dispatch_cycles(c, g, 100, 2, spread=0.2).cycles
+        assert d <= d_off * (1 + 1e-9)  # out-of-step blocks fill each other's waits: never later
+    # 20 waves of spread blocks: the first fill, the chip's steady pace, and at most a block's drain
+    assert (full - main) + 20 * main <= d <= (full - main) + 20 * main + full
+
+
 def test_fluid_dispatch_fills_an_sms_slots_before_the_next():
     # two SMs of two slots, all four blocks end together; the next two go to SM 0 (depth first), not one each
     t, ran = fluid_dispatch(6, 2, 2, 2, lambda j: 1.0, 100.0, np.ones(2))
