@@ -2,9 +2,10 @@
 
     python validation/h200/round38/devices38.py     # -> devices38.csv, ~2 s
 
-Five rounds timed the same binaries' 64x64 launches at 4096 (mma.sync and WMMA, S = 1..4, 20 launches each, the clock of
-every launch recorded), on whatever H200 the session was lent. Three of those devices were traced block by block: rounds
-30 and 34 found 24 SMs that the L2 favours under saturation, round 35b (one call with round 35's copy benchmark) 12.
+Six rounds timed the same binaries' 64x64 launches at 4096 (mma.sync and WMMA, S = 1..4, 20 launches each, the clock of
+every launch recorded), on whatever H200 the session was lent. Four of those devices were traced block by block: rounds
+30 and 34 found 24 SMs that the L2 favours under saturation, round 35b 12 and round 38b 24 (both in one call with round
+35's copy benchmark, which found the same SMs; round 38b reran round 35b's script, so its archive's folder is raw35b).
 Per configuration: the median of time x clock (SM cycles) over its launches and their p5-p95 spread over the median;
 per round and API, each S's cycles over S = 1's and the pairs that round 3's rule separates (medians further apart
 than the larger spread). Round 3 kept only each configuration's median launch (mma_pipeline.csv), so no spread there.
@@ -28,7 +29,8 @@ TILE = "mma_64x64_w2x2"
 # (round, archive, member pattern with {api}, favoured SMs traced on that device: None where not traced)
 ARCHIVES = (("30", "round30/raw/round30.tar.gz", "raw30/launches_{api}_4096.csv", 24),
             ("34", "round34/raw/round34.tar.gz", "raw34/launches_{api}_4096.csv", 24),
-            ("35b", "round35/raw/round35b.tar.gz", "raw35b/launches_{api}_4096.csv", 12))
+            ("35b", "round35/raw/round35b.tar.gz", "raw35b/launches_{api}_4096.csv", 12),
+            ("38b", "round38/raw/round38.tar.gz", "raw35b/launches_{api}_4096.csv", 24))
 
 
 def _cycles(rows, api: str) -> dict:
