@@ -120,6 +120,11 @@ DISPATCH = True
 #: little closer (correlation 0.63, was 0.56), the sweeps moved 1.4 % at most, one more 64x64 S pair wrong -- both
 #: within one realisation's jitter, so the default stays until the end is an expectation over realisations
 DISPATCH_PROLOGUE = False
+#: True: a favoured SM's blocks run at their step with the copies' queue wait divided by the share
+#: (:func:`favoured_step_ratio`), so a block that waits for each copy gains less than one with copies in flight
+#: throughout (validation/h200/round38: traced, mma.sync S = 1 0.89-0.91 of the others' time, S >= 2 0.72-0.83).
+#: False: every favoured SM draws the share itself, up to its cap (round 36)
+FAVOURED_AT_LOAD = True
 #: The golden ratio's fraction: block i's work takes the i-th point of its low-discrepancy sequence (dispatch_cycles)
 GOLDEN = 0.6180339887498949
 
@@ -819,6 +824,20 @@ def water_fill(blocks: np.ndarray, cap: np.ndarray, weight: np.ndarray, rate: fl
     return out
 
 
+def favoured_step_ratio(cost: StepCost, blocks: int, share: float) -> float:
+    """A favoured SM's steady step over the others' with ``blocks`` blocks each: the L2 serves its copies ``share``
+    times as fast when saturated (validation/h200/round35's copy benchmark), so they wait 1 / ``share`` as long in the
+    chip's queues (the loaded wait :func:`pipeline_time` settles on: the stations' queueing and Little's hold-back);
+    the rest of its step -- its own path, pipes, barriers -- is the others'. A copy-only SM gains the whole share; a
+    block that waits for each copy between its MMAs (S = 1) gains only on the wait. 1 where nothing queues."""
+    p = pipeline_time(cost, blocks)
+    if p.queue_wait_clk <= 0 or p.step_clk <= 0 or share == 1:
+        return 1.0
+    fast = _pipeline_time(replace(cost, queues=(), copy_latency_clk=cost.copy_latency_clk + p.queue_wait_clk / share),
+                          blocks)
+    return fast.step_clk / p.step_clk
+
+
 def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, favoured: int = 0,
                     share: float = 1.0, spread: float = 0.0) -> SMSchedule:
     """Cycles of a grid of identical blocks whose slots are refilled as blocks end (non-persistent), a fluid model.
@@ -836,7 +855,8 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
       so a launch's ends speed up where the chip had held its blocks back, and not where the SM is the limit.
     * ``favoured`` SMs (spread evenly over the ids) draw ``share`` times the others' part of the chip when it is
       shared (the H200's L2 under saturation: validation/h200/round35's copy benchmark), up to their cap: they finish
-      more blocks, and the SMs' blocks fall out of step.
+      more blocks, and the SMs' blocks fall out of step. With ``FAVOURED_AT_LOAD`` the share they draw is what their
+      step gains at the chip's load, 1 / :func:`favoured_step_ratio` (at most ``share``).
     Returns the last block's end; ``tiles_on_sm`` the most blocks one SM ran.
     """
     if grid < 1 or sms < 1 or blocks_per_sm < 1:
@@ -873,6 +893,8 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
 
     weight = np.ones(sms)
     if favoured:
+        if FAVOURED_AT_LOAD:
+            share = 1.0 / favoured_step_ratio(cost, k0, share)
         weight[(np.arange(favoured) * sms) // favoured] = share
     t, ran = fluid_dispatch(grid, sms, blocks_per_sm, k0, cap, rate, weight, work, prologue, idle)
     return SMSchedule(t, int(ran.max()), -(-int(ran.max()) // blocks_per_sm), full)

@@ -139,3 +139,42 @@ def test_bad_dispatch_arguments_are_kernel_errors(bad):
     args = dict(cost=BASE, grid=10, sms=100, blocks_per_sm=1) | bad
     with pytest.raises(KernelError):
         dispatch_cycles(**args)
+
+
+def test_a_favoured_sm_gains_on_its_copies_wait_only():
+    q = (("l2", 300.0, 4.0),)
+    for stages, mma in ((1, 200.0), (3, 20.0), (3, 2000.0)):
+        c = replace(BASE, stages=stages, mma_clk=mma, queues=q)
+        p = pipeline_time(c, 1)
+        W = p.queue_wait_clk
+        assert W > 20
+
+        def hand(latency):  # one block alone: the closed form (S = 1: copy + 2b + c; S = 3: max(b + c, (b + copy) / 2))
+            return replace(c, queues=(), copy_latency_clk=latency).closed_form_step_clk()
+
+        got = sp.favoured_step_ratio(c, 1, 1.5)
+        assert got == pytest.approx(hand(600.0 + W / 1.5) / hand(600.0 + W), rel=2e-3), stages
+    # S = 1 gains only on the wait: less than the share; S = 3 bound by its copies gains more; bound by its MMAs, none
+    r1 = sp.favoured_step_ratio(replace(BASE, stages=1, queues=q), 1, 1.5)
+    r3 = sp.favoured_step_ratio(replace(BASE, stages=3, mma_clk=20.0, queues=q), 1, 1.5)
+    assert 1 / 1.5 < r3 < r1 < 1
+    assert sp.favoured_step_ratio(replace(BASE, stages=3, mma_clk=2000.0, queues=q), 1, 1.5) == pytest.approx(1.0)
+    assert sp.favoured_step_ratio(BASE, 1, 1.5) == 1.0  # nothing queues: no favour
+
+
+def test_favoured_sms_draw_what_their_step_gains_at_load(monkeypatch):
+    c = replace(BASE, stages=1, queues=(("l2", 150.0, 4.0),), little=False)
+    seen = {}
+    orig = sp.fluid_dispatch
+
+    def grab(grid, sms, bps, first, cap, rate, weight, *a, **k):
+        seen["weight"] = weight.copy()
+        return orig(grid, sms, bps, first, cap, rate, weight, *a, **k)
+
+    monkeypatch.setattr(sp, "fluid_dispatch", grab)
+    dispatch_cycles(c, 40, 10, 2, favoured=5, share=1.5)
+    assert sorted(set(seen["weight"])) == pytest.approx([1.0, 1 / sp.favoured_step_ratio(c, 2, 1.5)])
+    assert 1.0 < seen["weight"].max() < 1.5
+    monkeypatch.setattr(sp, "FAVOURED_AT_LOAD", False)
+    dispatch_cycles(c, 40, 10, 2, favoured=5, share=1.5)
+    assert seen["weight"].max() == 1.5

@@ -105,16 +105,17 @@ def test_the_model_at_each_launchs_clock():
     # DRAM; round 31: 22 of 24 for both; on the even spread 16 and 17; sampled at exactly 264 blocks, as the
     # predictions were: 17 and 20; round 34: 22 and 24, the DRAM latency at each launch's clock)
     assert within == {"wmma": 22, "mma": 24}
-    # the S order with ties (the launches' own p5-p95 spread): one group wrong per API, the 64x64 tile at 4096 --
-    # WMMA's S = 2 against 3 and 4, mma.sync's S = 1 ranked first (its S >= 2 are 7-9 % slow)
-    assert p.ranking("wmma")[0] == 5 and p.ranking("mma")[0] == 5
-    # S = 1 the slowest in every WMMA group, model and H200 alike (round 31's rule held the 64x64 tile at 8192 in
-    # step and ran it fastest; with the blocks filling each other's waits an L2 hit buys it nothing and it drifts)
+    # the S order with ties (the launches' own p5-p95 spread): every mma.sync group in order since round 38 (24
+    # favoured SMs, each drawing what its step gains at load: validation/h200/round38); WMMA's 64x64 tile at 4096
+    # still has S = 2 against 4 wrong
+    assert p.ranking("wmma")[:3:2] == (5, 25) and p.ranking("mma")[:3:2] == (6, 22)
+    # S = 1 the slowest in every group, model and H200 alike (round 31's rule held the 64x64 tile at 8192 in step and
+    # ran it fastest; with the blocks filling each other's waits an L2 hit buys it nothing and it drifts)
     for api in ("wmma", "mma"):
         for (kernel, n) in {(r["kernel"], r["M"]) for r in rows if r["api"] == api}:
             g = {int(r["stages"]): float(r["model_tflops"]) / float(r["sm_mhz"]) for r in rows
                  if r["api"] == api and (r["kernel"], r["M"]) == (kernel, n)}
-            assert (min(g, key=g.get) == 1) == ((api, kernel, n) != ("mma", "mma_64x64_w2x2", "4096"))
+            assert min(g, key=g.get) == 1, (api, kernel, n)
 
 
 def test_one_model_run_at_a_launchs_clock_is_what_is_stored():
