@@ -1,4 +1,4 @@
-"""Round 38 (validation/h200/round38, offline): the 64x64 tile's S order at 4096 on five devices, a favoured SM's gain
+"""Round 38 (validation/h200/round38): the 64x64 tile's S order at 4096 on six devices, a favoured SM's gain
 by S, the L2 lookups per sector by S, and round 31's drift fit with S in the form -- the stored tables against their
 sources and the README's claims."""
 import numpy as np
@@ -13,7 +13,7 @@ ROUND38 = H200 / "round38"
 def test_the_device_table_is_what_the_timings_give():
     s = script(ROUND38, "devices38")
     stored = {(r["round"], r["api"]): r for r in table(ROUND38, "devices38.csv")}
-    assert len(stored) == 9
+    assert len(stored) == 11
     for tag, api, fav, cyc in s.sources():
         r = stored[(tag, api)]
         assert sum(len(v) for v in cyc.values()) == int(r["launches"])
@@ -24,16 +24,16 @@ def test_the_device_table_is_what_the_timings_give():
 
 def test_wmma_orders_alike_everywhere_and_mma_differs_on_the_12_sm_device():
     rows = {(r["round"], r["api"]): r for r in table(ROUND38, "devices38.csv")}
-    for tag in ("28", "30", "34", "35b"):
+    for tag in ("28", "30", "34", "35b", "38b"):
         assert rows[(tag, "wmma")]["fastest_to_slowest"] == "3421"
-    for tag in ("3", "28", "30", "34"):  # S = 1 slowest by 5-9 %
+    for tag in ("3", "28", "30", "34", "38b"):  # S = 1 slowest by 5-9 %
         r = rows[(tag, "mma")]
         assert r["fastest_to_slowest"].endswith("1")
         assert max(float(r[f"s{S}_over_s1"]) for S in (2, 3, 4)) < 0.96
     r = rows[("35b", "mma")]
     assert r["favoured_sms"] == "12" and float(r["s2_over_s1"]) > 1.02 and float(r["s4_over_s1"]) < 0.97
     assert "1>4" in r["separated"].split() and "1>2" not in r["separated"].split()
-    assert {rows[(t, "mma")]["favoured_sms"] for t in ("30", "34")} == {"24"}
+    assert {rows[(t, "mma")]["favoured_sms"] for t in ("30", "34", "38b")} == {"24"}
 
 
 def test_a_favoured_sm_gains_least_where_its_blocks_wait_for_each_copy():
@@ -43,7 +43,7 @@ def test_a_favoured_sm_gains_least_where_its_blocks_wait_for_each_copy():
         m = {S: float(rows[(api, S)]["model_ratio"]) for S in (1, 2, 3, 4)}
         assert min(m[1], m[2]) > max(m[3], m[4])  # S = 1, 2 gain less than S = 3, 4
         assert all(0.75 < v < 0.9 for v in m.values())
-    for dev in ("30", "35b"):  # the traces: mma.sync S = 1 gains least; WMMA S = 1 has no favoured SM at all
+    for dev in ("30", "35b", "38b"):  # the traces: mma.sync S = 1 gains least; WMMA S = 1 has no favoured SM at all
         t = {S: float(rows[("mma", S)][f"traced_{dev}_ratio"]) for S in (1, 2, 3, 4)}
         assert t[1] > max(t[2], t[3], t[4])
         assert rows[("wmma", 1)][f"traced_{dev}_fast_sms"] == "0"
@@ -101,3 +101,15 @@ def test_both_pace_corrections_order_the_pairs_only_in_the_mean():
 
     assert right(1, 1, "mean") and not right(1, 1, "one")
     assert not any(right(p, e, k) for p, e in ((0, 0), (0, 1), (1, 0)) for k in ("one", "mean"))
+
+
+def test_round_38b_found_24_favoured_sms_and_the_24_sm_order():
+    s = script(ROUND38, "fast38")
+    got = s.rows()
+    stored = table(ROUND38, "fast38.csv")
+    assert [(r["launch"], str(r["fast_sms"]), f"{r['fast_over_other']:g}") for r in got] == \
+        [(r["launch"], r["fast_sms"], f"{float(r['fast_over_other']):g}") for r in stored]
+    copies = [r for r in stored if r["launch"].startswith("copy") and r["launch"] != "copy all SMs k=2 S=1"]
+    assert {r["fast_sms"] for r in copies} == {"24"} and all(0.69 < float(r["fast_over_other"]) < 0.73 for r in copies)
+    wmma1 = next(r for r in stored if r["launch"] == "wmma mma_64x64_w2x2 S=1 4096")
+    assert wmma1["fast_sms"] == "0"

@@ -6,9 +6,9 @@
 The dispatch model gives the machine file's favoured SMs ``l2_favoured_share`` (1.41, round 35's copy benchmark: pure
 copies, every SM asking all the time) times the others' part of the chip, up to their cap (``sm_pipeline.water_fill``).
 Under that cap every S gains about the same (1.25-1.29). The traces say otherwise: mid-launch, the favoured SMs' blocks
-take 0.85-0.91 of the others' time at mma.sync S = 1 and 0.69-0.83 at S >= 2 (rounds 30 and 35b, ``traced`` below).
+take 0.85-0.91 of the others' time at mma.sync S = 1 and 0.69-0.83 at S >= 2 (rounds 30, 35b and 38b, ``traced``).
 
-A mechanism, not in the model: a favoured SM's copies wait 1 / share as long in the chip's queues, and the rest of
+A mechanism (in the model since this round: ``sm_pipeline.FAVOURED_AT_LOAD``): a favoured SM's copies wait 1 / share as long in the chip's queues, and the rest of
 its step (its own path, pipes, barriers) is unchanged. Its step is then ``sm_pipeline._pipeline_time`` at the copy
 latency L0 + W / share, where the others' is at L0 + W (W: the loaded queue wait ``pipeline_time`` settles on). A
 block that waits for each copy (S = 1) gains only on that wait; one with copies in flight throughout gains nearly the
@@ -16,14 +16,13 @@ whole share. ``model_ratio``: the favoured SM's step over the others'.
 
 ``dispatch``: each 64x64 launch at 4096 through ``fluid_dispatch`` (the rule's spread, 4 shifted realisations as in
 round 37's ``expected37``) with 12 or 24 favoured SMs, at the machine file's share (``file``) or the mechanism's
-(``at_load``); S's mean cycles over S = 1's.
+(``at_load``); S's mean cycles over S = 1's. ``fluid_dispatch`` is called directly, so the flag does not matter here.
 """
 from __future__ import annotations
 
 import csv
 import pickle
 import sys
-from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -39,15 +38,11 @@ REALISATIONS = 4
 
 
 def favoured_step_ratio(cost, blocks: int, share: float) -> float:
-    """A favoured SM's steady step over the others', its copies' queue wait divided by ``share``."""
+    """A favoured SM's steady step over the others' (written here first; now the model's own,
+    ``sm_pipeline.favoured_step_ratio``)."""
     from gemmsim.models import sm_pipeline as sp
 
-    p = sp.pipeline_time(cost, blocks)
-    if p.queue_wait_clk <= 0:
-        return 1.0
-    fast = sp._pipeline_time(replace(cost, queues=(), copy_latency_clk=cost.copy_latency_clk + p.queue_wait_clk / share),
-                             blocks)
-    return fast.step_clk / p.step_clk
+    return sp.favoured_step_ratio(cost, blocks, share)
 
 
 def traced() -> dict:
@@ -62,11 +57,12 @@ def traced() -> dict:
             mid = (st > 0.2 * en.max()) & (en < 0.8 * en.max())
             fast, ratio = process35.fast_sms(r["sm"], en - st, mid)
             out[("30", r["api"], int(r["stages"]))] = (len(fast), ratio)
-    with (H200 / "round35" / "fast35.csv").open() as f:
-        for r in csv.DictReader(f):
-            if r["launch"].startswith(("mma ", "wmma ")):
-                api, _, s, _ = r["launch"].split()
-                out[("35b", api, int(s[2:]))] = (int(r["fast_sms"]), float(r["fast_over_other"]))
+    for path in (H200 / "round35" / "fast35.csv", HERE / "fast38.csv"):
+        with path.open() as f:
+            for r in csv.DictReader(f):
+                if r["launch"].startswith(("mma ", "wmma ")):
+                    api, _, s, _ = r["launch"].split()
+                    out[(r["source"], api, int(s[2:]))] = (int(r["fast_sms"]), float(r["fast_over_other"]))
     return out
 
 
@@ -111,13 +107,14 @@ def main(dispatch: bool) -> None:
     with get_context("spawn").Pool(2) as pool:
         rows = pool.map(_ratio, [(api, S) for api in ("mma", "wmma") for S in (1, 2, 3, 4)], chunksize=1)
         for r in rows:
-            for dev in ("30", "35b"):
+            for dev in ("30", "35b", "38b"):
                 n, q = seen.get((dev, r["api"], r["stages"]), (0, 1.0))
                 r[f"traced_{dev}_fast_sms"], r[f"traced_{dev}_ratio"] = n, round(q, 4)
         write_rows(HERE / "favoured38.csv", rows)
         for r in rows:
             print(f"{r['api']:4} S={r['stages']}: model {r['model_ratio']:.3f}  traced round 30 {r['traced_30_ratio']:.3f} "
-                  f"({r['traced_30_fast_sms']} SMs), round 35b {r['traced_35b_ratio']:.3f} ({r['traced_35b_fast_sms']} SMs)")
+                  f"({r['traced_30_fast_sms']} SMs), round 35b {r['traced_35b_ratio']:.3f} ({r['traced_35b_fast_sms']} SMs), "
+                  f"round 38b {r['traced_38b_ratio']:.3f} ({r['traced_38b_fast_sms']} SMs)")
         if not dispatch:
             return
         jobs = [(api, S, fav, mode, k) for api in ("mma", "wmma") for S in (1, 2, 3, 4) for fav in (12, 24)
