@@ -1,0 +1,133 @@
+"""Round 39 (issue 12), offline: would an SM that serves its oldest block first give round 34's launch ends? An oracle.
+
+    python validation/h200/round39/oracle39.py     # ~10 min on 2 cores (round 36's captures in /tmp/capture36) -> oracle39.csv
+
+``order39.py`` shows the H200's SMs sharing themselves out in dispatch order at some (api, S) and evenly at others.
+Here round 34's 40 launches (64x64, M = K = 4096, N = 3712..4608) run through the dispatch model as shipped
+(``sm_pipeline.dispatch_cycles``: caps, the chip's rate, 24 favoured SMs at load, the rule's spread of block times)
+and through the same fluid model with each SM's rate shared among its running blocks by age: the k-th oldest gets a
+weight 1 / t_k, t_k the traced first-wave time of an SM's k-th dispatched block (order39.csv, **round 30's launch at
+4096 of the same api and S**: taken from the traces, so not a model; round 34's own traces are not used). Variants:
+* ``shipped``: dispatch_cycles (checked against this script's own fluid loop with no age weights);
+* ``age``: the age weights, every block one unit of work;
+* ``age_spread``: the age weights and the rule's spread.
+Each is the launch's cycles over its steady pace, against round 34's measured ``span_over_steady``.
+"""
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+H200 = HERE.parent
+for d in ("", "round36", "round28", "round3"):
+    sys.path.insert(0, str(H200 / d))
+from h200_io import write_rows  # noqa: E402
+import dispatch36  # noqa: E402  (round 36's captured step costs of round 34's launches)
+
+VARIANTS = ("shipped", "age", "age_spread")
+
+
+def profiles() -> dict:
+    """(api, S) -> weights by age rank (oldest first), from round 30's launches at 4096 in order39.csv."""
+    out = {}
+    with (HERE / "order39.csv").open() as f:
+        for r in csv.DictReader(f):
+            if r["round"] == "30" and int(r["N"]) == 4096:
+                t = np.array([float(x) for x in r["by_rank"].split()])
+                out[(r["api"], int(r["stages"]))] = (1.0 / t) / np.mean(1.0 / t)
+    return out
+
+
+def fluid(grid, sms, bps, first, cap, rate, weight, work, age_w=None):
+    """sm_pipeline.fluid_dispatch without prologues, and with ``age_w``: an SM's rate (water_fill's per-block rate x its
+    running blocks) shared among them by ``age_w[rank]``, rank 0 the block that started first (ties: slot order)."""
+    from gemmsim.models import sm_pipeline as sp
+    rem = np.zeros((sms, bps))
+    born = np.full((sms, bps), np.inf)
+    nxt = 0
+    for j in range(first):
+        take = min(sms, grid - nxt)
+        rem[:take, j] = work[nxt:nxt + take]
+        born[:take, j] = j * 1e-9
+        nxt += take
+    t, eps = 0.0, 1e-9
+    while True:
+        run = rem > eps
+        if not run.any():
+            return t
+        busy = run.sum(axis=1)
+        c = np.array([cap(int(j)) if j else 0.0 for j in busy])
+        r = sp.water_fill(busy.astype(float), c, weight, rate)
+        rr = np.repeat(r[:, None], bps, axis=1)
+        if age_w is not None:
+            for s in np.flatnonzero(busy > 1):
+                i = np.flatnonzero(run[s])
+                i = i[np.argsort(born[s, i], kind="stable")]
+                w = age_w[: len(i)]
+                rr[s, i] = r[s] * len(i) * w / w.sum()
+        rr = np.where(run, rr, 0.0)
+        left = np.where(run, rem / np.where(rr > 0, rr, 1.0), np.inf)
+        dt = float(left.min())
+        t += dt
+        rem = np.where(run, rem - rr * dt, rem)
+        rem[rem <= eps] = 0.0
+        if nxt < grid:
+            for s in np.flatnonzero((rem == 0.0).any(axis=1)):
+                slots = np.flatnonzero(rem[s] == 0.0)[: grid - nxt]
+                rem[s, slots] = work[nxt:nxt + len(slots)]
+                born[s, slots] = t + np.arange(len(slots)) * 1e-9
+                nxt += len(slots)
+                if nxt >= grid:
+                    break
+
+
+def evaluate(c: dict) -> dict:
+    from gemmsim.machine import load_machine
+    from gemmsim.models import sm_pipeline as sp
+    from gemmsim.models import tc_schedule as tcs
+
+    h = load_machine("h200")
+    cost, grid, sms, bps = c["cost"], c["grid"], c["sms"], c["bps"]
+    spread = tcs.work_spread(bool(c["holds"]), bps)
+    shipped = sp.grid_cycles(cost, grid, sms, bps, h.l2_favoured_sms, h.l2_favoured_share, spread).cycles
+    # dispatch_cycles' caps, rate and weights, as it builds them (DISPATCH_PROLOGUE off)
+    full = sp.pipeline_time(cost, bps)
+    main = full.cycles
+    free = sp.unloaded(cost)
+    known = sorted({1, (1 + bps) // 2, bps})
+    sm_rate = [j * max(1.0 / sp.pipeline_time(free, j).cycles, 1.0 / main) for j in known]
+    caps = {j: float(np.interp(j, known, sm_rate)) / j for j in range(1, bps + 1)}
+    weight = np.ones(sms)
+    share = 1.0 / sp.favoured_step_ratio(cost, bps, h.l2_favoured_share)
+    weight[(np.arange(h.l2_favoured_sms) * sms) // h.l2_favoured_sms] = share
+    rate = sms * bps / main
+    spread_work = 1.0 + spread * ((np.arange(grid) * sp.GOLDEN) % 1.0 - 0.5) if spread else np.ones(grid)
+    check = fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work)
+    if abs(check - shipped) > 1e-6 * shipped:
+        raise SystemExit(f"{c['api']} S={c['stages']} N={c['N']}: this loop gives {check:.0f}, dispatch_cycles {shipped:.0f}")
+    age_w = profiles()[(c["api"], c["stages"])]
+    pace = grid * main / (sms * bps)
+    ends = dict(shipped=shipped,
+                age=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, np.ones(grid), age_w),
+                age_spread=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work, age_w))
+    return dict(api=c["api"], stages=c["stages"], N=c["N"], grid=grid, blocks_per_sm=bps, spread=round(spread, 4),
+                **{k: round(v / pace, 4) for k, v in ends.items()})
+
+
+def main() -> None:
+    rows = dispatch36.round34_rows(evaluate)
+    write_rows(HERE / "oracle39.csv", rows)
+    y = np.array([r["measured"] for r in rows])
+    for v in VARIANTS:
+        x = np.array([r[v] for r in rows])
+        print(f"{v:11s} correlation {np.corrcoef(x, y)[0, 1]:5.2f}  mean |error| {np.mean(abs(x - y)):.3f}")
+    for r in rows:
+        print(f"{r['api']:4} S={r['stages']} N={r['N']}: measured {r['measured']:.3f}  " + "  ".join(f"{v} {r[v]:.3f}" for v in VARIANTS))
+
+
+if __name__ == "__main__":
+    main()
