@@ -6,8 +6,8 @@
 // most S - 1 groups in flight after each commit; S = 1 waits for each), from a 32 MiB buffer that stays in the L2.
 // Its per-block traces (round 35b, round 38b devices) show the 5 blocks of an SM at S = 4 finishing strictly in the
 // order they were dispatched (0.81 ... 1.32 of the median), and evenly at S = 1 (5 blocks) and with 2 blocks.
-// Here the same kernel runs on every SM with exactly k blocks per SM (dynamic shared memory sized so that k fit and
-// k + 1 do not; cudaOccupancyMaxActiveBlocksPerMultiprocessor printed), one resident wave of 132 k blocks, for
+// Here the same kernel runs on every SM with exactly k blocks per SM (dynamic shared memory: the largest, in 1 KiB
+// steps, at which cudaOccupancyMaxActiveBlocksPerMultiprocessor gives exactly k; printed), one resident wave of 132 k blocks, for
 // S = 1..4 and k = 2..7 (S = 4 stops at 5: 40 KiB a block), with and without a __syncthreads() after each k-step's
 // wait (the GEMM has one). Each configuration: one warm-up, then 3 launches, all traced: every block's SM, start and
 // end (%globaltimer), and clock64 at both ends; every copied chunk is checked against its address (bad = mismatches).
@@ -28,8 +28,6 @@ constexpr int ROW_INT4 = 512;          // an 8 KiB row (K = 4096 halves)
 constexpr int ROWS = 2048;             // 16 MiB per operand, A then B: 32 MiB
 constexpr int SROW = 5;                // shared row: 64 B of data + 16 B of padding
 constexpr int STAGE_INT4 = 2 * 64 * SROW;
-constexpr int SMEM_SM = 228 * 1024;    // shared memory per SM (H200)
-constexpr int SMEM_RESERVED = 1024;    // reserved per block
 
 template <int S, bool BAR>
 __global__ void __launch_bounds__(128) l2copy39(const int4* src, int tiles, Rec* rec, int* bad) {
@@ -76,12 +74,21 @@ template <int S, bool BAR>
 static void run(const int4* src, Rec* d_rec, int* d_bad, int NSM) {
   auto kern = l2copy39<S, BAR>;
   for (int k = 2; k <= 7; ++k) {
-    int smem = (SMEM_SM / k - SMEM_RESERVED) / 16 * 16;
-    smem = std::min(smem, 227 * 1024);
-    if (smem < S * STAGE_INT4 * 16) continue;  // k blocks of S stages do not fit
-    CHECK(cudaFuncSetAttribute((const void*)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    int occ = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, 128, smem));
+    // the largest shared memory (1 KiB steps, at least S stages) at which exactly k blocks fit an SM
+    CHECK(cudaFuncSetAttribute((const void*)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    int smem = -1, occ = 0;
+    for (int s = 227 * 1024; s >= S * STAGE_INT4 * 16; s -= 1024) {
+      int o = 0;
+      CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, kern, 128, s));
+      if (o == k) { smem = s; occ = o; break; }
+      if (o > k) break;
+    }
+    if (smem < 0) {
+      int o = 0;
+      CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, kern, 128, S * STAGE_INT4 * 16));
+      std::printf("occ,%d,%d,%d,none,%d\n", S, (int)BAR, k, o);
+      continue;
+    }
     std::printf("occ,%d,%d,%d,%d,%d\n", S, (int)BAR, k, smem, occ);
     if (occ != k) continue;
     const int grid = NSM * k;

@@ -18,7 +18,7 @@ cd "$O"
 ( time timeout 300 "$HERE/build/copy39" > copy39.csv 2> copy39.err ) 2>> log.txt
 gpu_state "$O" copy39
 grep -c "^block," copy39.csv | sed 's/^/block rows: /' | tee -a log.txt
-grep "^launch," copy39.csv | awk -F, '$10 != 0 {print "BAD " $0}' | tee -a log.txt
+grep "^launch," copy39.csv | awk -F, '$10 ~ /^[0-9]+$/ && $10 != 0 {print "BAD " $0}' | tee -a log.txt
 gzip -f copy39.csv
 cd "$HERE"
 packed_end 39
