@@ -1,6 +1,7 @@
 """Round 39 (issue 12), offline: would an SM that serves its oldest block first give round 34's launch ends? An oracle.
 
-    python validation/h200/round39/oracle39.py     # ~10 min on 2 cores (round 36's captures in /tmp/capture36) -> oracle39.csv
+    python validation/h200/round39/oracle39.py        # ~20 min on 2 cores (round 36's captures in /tmp/capture36) -> oracle39.csv
+    python validation/h200/round39/oracle39.py whole  # the 4096 launches as whole launches (captures), printed
 
 ``order39.py`` shows the H200's SMs sharing themselves out in dispatch order at some (api, S) and evenly at others.
 Here round 34's 40 launches (64x64, M = K = 4096, N = 3712..4608) run through the dispatch model as shipped
@@ -10,7 +11,10 @@ weight 1 / t_k, t_k the traced first-wave time of an SM's k-th dispatched block 
 4096 of the same api and S**: taken from the traces, so not a model; round 34's own traces are not used). Variants:
 * ``shipped``: dispatch_cycles (checked against this script's own fluid loop with no age weights);
 * ``age``: the age weights, every block one unit of work;
-* ``age_spread``: the age weights and the rule's spread.
+* ``age_spread``: the age weights and the rule's spread;
+* ``copy_age`` / ``copy_age_spread``: the same with weights from the copy-only benchmark instead of the GEMM traces
+  (copy39.csv, round 39b: the copy of the same tile at the GEMM's copy groups in flight and blocks per SM, a barrier
+  per k-step) -- no GEMM timing or trace in them.
 Each is the launch's cycles over its steady pace, against round 34's measured ``span_over_steady``.
 """
 from __future__ import annotations
@@ -28,7 +32,7 @@ for d in ("", "round36", "round28", "round3"):
 from h200_io import write_rows  # noqa: E402
 import dispatch36  # noqa: E402  (round 36's captured step costs of round 34's launches)
 
-VARIANTS = ("shipped", "age", "age_spread")
+VARIANTS = ("shipped", "age", "age_spread", "copy_age", "copy_age_spread")
 
 
 def profiles() -> dict:
@@ -39,6 +43,19 @@ def profiles() -> dict:
             if r["round"] == "30" and int(r["N"]) == 4096:
                 t = np.array([float(x) for x in r["by_rank"].split()])
                 out[(r["api"], int(r["stages"]))] = (1.0 / t) / np.mean(1.0 / t)
+    return out
+
+
+def copy_profiles() -> dict:
+    """(S, k) -> weights by age rank from the copy-only benchmark (copy39.csv, round 39b's device, a barrier per
+    k-step as in the GEMM): the GEMM's S - 1 groups in flight after its commit (1 at S = 1) are copy39's S' groups,
+    so the GEMM's (S, k) reads copy39's (max(S - 1, 1), k)."""
+    out = {}
+    with (HERE / "copy39.csv").open() as f:
+        for r in csv.DictReader(f):
+            if r["run"] == "39b" and r["barrier"] == "1":
+                t = np.array([float(x) for x in r["by_rank"].split()])
+                out[(int(r["S"]), int(r["k"]))] = (1.0 / t) / np.mean(1.0 / t)
     return out
 
 
@@ -110,12 +127,37 @@ def evaluate(c: dict) -> dict:
     if abs(check - shipped) > 1e-6 * shipped:
         raise SystemExit(f"{c['api']} S={c['stages']} N={c['N']}: this loop gives {check:.0f}, dispatch_cycles {shipped:.0f}")
     age_w = profiles()[(c["api"], c["stages"])]
+    copy_w = copy_profiles()[(max(c["stages"] - 1, 1), bps)]
     pace = grid * main / (sms * bps)
     ends = dict(shipped=shipped,
                 age=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, np.ones(grid), age_w),
-                age_spread=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work, age_w))
+                age_spread=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work, age_w),
+                copy_age=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, np.ones(grid), copy_w),
+                copy_age_spread=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work, copy_w))
     return dict(api=c["api"], stages=c["stages"], N=c["N"], grid=grid, blocks_per_sm=bps, spread=round(spread, 4),
                 **{k: round(v / pace, 4) for k, v in ends.items()})
+
+
+def whole() -> None:
+    """The 4096 launches as whole launches: each variant's end times the model's steady pace (round 36's captures),
+    S = 2..4 over S = 1 and S = 2 over S = 4, beside the H200's per SM cycle (round34/compare34.csv)."""
+    import pickle
+
+    from gemmsim.models import sm_pipeline as sp
+
+    rows = {(r["api"], int(r["stages"])): r for r in csv.DictReader((HERE / "oracle39.csv").open()) if r["N"] == "4096"}
+    with (H200 / "round34" / "compare34.csv").open() as f:
+        per_clk = {(r["api"], int(r["stages"])): float(r["tflops"]) / float(r["sm_mhz"])
+                   for r in csv.DictReader(f) if r["N"] == "4096"}
+    for api in ("mma", "wmma"):
+        cyc = {}
+        for S in (1, 2, 3, 4):
+            c = pickle.loads((dispatch36.CACHE / f"{api}_{S}_4096.pkl").read_bytes())
+            pace = c["grid"] * sp.pipeline_time(c["cost"], c["bps"]).cycles / (c["sms"] * c["bps"])
+            cyc[S] = {v: pace * float(rows[(api, S)][v]) for v in VARIANTS}
+        cyc_h = {S: 1.0 / per_clk[(api, S)] for S in (1, 2, 3, 4)}
+        for v, c in [(v, {S: cyc[S][v] for S in cyc}) for v in ("shipped", "age_spread", "copy_age_spread")] + [("H200", cyc_h)]:
+            print(f"{api:4} {v:15s} " + " ".join(f"S{S}/S1 {c[S] / c[1]:.3f}" for S in (2, 3, 4)) + f"  S2/S4 {c[2] / c[4]:.3f}")
 
 
 def main() -> None:
@@ -130,4 +172,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    whole() if sys.argv[1:] == ["whole"] else main()

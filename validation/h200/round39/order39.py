@@ -1,9 +1,9 @@
-"""Round 39 (issue 12), offline: in what order the blocks of one SM finish, from the block traces of rounds 30, 34, 35b, 38b.
+"""Round 39 (issue 12), offline: in what order the blocks of one SM finish, from the block traces of rounds 30, 34, 35b, 38b, 39.
 
     python validation/h200/round39/order39.py      # -> order39.csv, ~30 s
 
 Every 64x64 copy launch traced (round 30: M = N = K = 4096 and 8192; round 34: M = K = 4096, N = 3712..4608; round
-35b and 38b: 4096, on devices with 12 and 24 favoured SMs). The first wave starts together (round 31), so its blocks' times show how an SM shares itself out. For each
+35b, 38b and the two devices of round 39: 4096, round 35b's script). The first wave starts together (round 31), so its blocks' times show how an SM shares itself out. For each
 SM holding a full first wave, its blocks are ranked by block index (the order the GPU dispatched them) and their times
 divided by the launch's median block time. Per launch:
 * ``by_rank``: the mean time of the k-th dispatched block of an SM, k = 1..blocks per SM;
@@ -31,8 +31,10 @@ from h200_io import write_rows  # noqa: E402
 SOURCES = (("30", H200 / "round30" / "raw" / "round30.tar.gz", (4096, 8192)),
            ("34", H200 / "round34" / "raw" / "round34.tar.gz", (3712, 3968, 4096, 4352, 4608)),
            ("35b", H200 / "round35" / "raw" / "round35b.tar.gz", (4096,)),
-           ("38b", H200 / "round38" / "raw" / "round38.tar.gz", (4096,)))
-FOLDER = {"38b": "35b"}  # round 38b reran round 35b's script unchanged: its archive's folder is raw35b
+           ("38b", H200 / "round38" / "raw" / "round38.tar.gz", (4096,)),
+           ("39a", HERE / "raw" / "round39_first_gemm.tar.gz", (4096,)),
+           ("39b", HERE / "raw" / "round39_gemm.tar.gz", (4096,)))
+FOLDER = {"38b": "35b", "39a": "35b", "39b": "35b"}  # round 38b reran round 35b's script unchanged: its archive's folder is raw35b
 
 
 def ranks(a: np.ndarray) -> np.ndarray:
