@@ -2,6 +2,7 @@
 
     python validation/h200/round39/oracle39.py        # ~20 min on 2 cores (round 36's captures in /tmp/capture36) -> oracle39.csv
     python validation/h200/round39/oracle39.py whole  # the 4096 launches as whole launches (captures), printed
+    python validation/h200/round39/oracle39.py mean   # the same averaged over 8 realisations of the spread, ~15 min
 
 ``order39.py`` shows the H200's SMs sharing themselves out in dispatch order at some (api, S) and evenly at others.
 Here round 34's 40 launches (64x64, M = K = 4096, N = 3712..4608) run through the dispatch model as shipped
@@ -160,6 +161,61 @@ def whole() -> None:
             print(f"{api:4} {v:15s} " + " ".join(f"S{S}/S1 {c[S] / c[1]:.3f}" for S in (2, 3, 4)) + f"  S2/S4 {c[2] / c[4]:.3f}")
 
 
+REALISATIONS = 8
+
+
+def _mean_job(job: tuple) -> dict:
+    """One 4096 launch's whole-launch cycles per variant, averaged over REALISATIONS shifts of the spread's sequence."""
+    import pickle
+
+    from gemmsim.machine import load_machine
+    from gemmsim.models import sm_pipeline as sp
+    from gemmsim.models import tc_schedule as tcs
+
+    api, S = job
+    h = load_machine("h200")
+    c = pickle.loads((dispatch36.CACHE / f"{api}_{S}_4096.pkl").read_bytes())
+    cost, grid, sms, bps = c["cost"], c["grid"], c["sms"], c["bps"]
+    spread = tcs.work_spread(bool(c["holds"]), bps)
+    main_ = sp.pipeline_time(cost, bps).cycles
+    free = sp.unloaded(cost)
+    known = sorted({1, (1 + bps) // 2, bps})
+    sm_rate = [j * max(1.0 / sp.pipeline_time(free, j).cycles, 1.0 / main_) for j in known]
+    caps = {j: float(np.interp(j, known, sm_rate)) / j for j in range(1, bps + 1)}
+    weight = np.ones(sms)
+    weight[(np.arange(h.l2_favoured_sms) * sms) // h.l2_favoured_sms] = 1.0 / sp.favoured_step_ratio(cost, bps,
+                                                                                                  h.l2_favoured_share)
+    rate = sms * bps / main_
+    ages = dict(shipped=None, age_spread=profiles()[(api, S)], copy_age_spread=copy_profiles()[(max(S - 1, 1), bps)])
+    out = dict(api=api, stages=S)
+    for v, w in ages.items():
+        ends = []
+        for r in range(REALISATIONS):
+            work = 1.0 + spread * ((np.arange(grid) * sp.GOLDEN + r / REALISATIONS) % 1.0 - 0.5)
+            ends.append(fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, work, w))
+        out[v] = float(np.mean(ends))
+    return out
+
+
+def mean() -> None:
+    """The 4096 launches' whole-launch cycles averaged over REALISATIONS (round 37: one realisation's end moves by up to
+    2 %), S = 2..4 over S = 1 and S = 2 over S = 4, beside the H200's per SM cycle."""
+    from multiprocessing import get_context
+
+    with get_context("spawn").Pool(2) as pool:
+        rows = pool.map(_mean_job, [(api, S) for api in ("mma", "wmma") for S in (1, 2, 3, 4)], chunksize=1)
+    with (H200 / "round34" / "compare34.csv").open() as f:
+        per_clk = {(r["api"], int(r["stages"])): float(r["tflops"]) / float(r["sm_mhz"])
+                   for r in csv.DictReader(f) if r["N"] == "4096"}
+    for api in ("mma", "wmma"):
+        by = {r["stages"]: r for r in rows if r["api"] == api}
+        for v in ("shipped", "age_spread", "copy_age_spread", "H200"):
+            c = {S: (1.0 / per_clk[(api, S)] if v == "H200" else by[S][v]) for S in (1, 2, 3, 4)}
+            tag = "per SM cycle" if v == "H200" else f"mean of {REALISATIONS}"
+            print(f"{api:4} {v:15s} {tag}: " + " ".join(f"S{S}/S1 {c[S] / c[1]:.3f}" for S in (2, 3, 4))
+                  + f"  S2/S4 {c[2] / c[4]:.3f}")
+
+
 def main() -> None:
     rows = dispatch36.round34_rows(evaluate)
     write_rows(HERE / "oracle39.csv", rows)
@@ -172,4 +228,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    whole() if sys.argv[1:] == ["whole"] else main()
+    {"whole": whole, "mean": mean}.get(sys.argv[1] if sys.argv[1:] else "", main)()
