@@ -103,7 +103,10 @@ def fluid(grid, sms, bps, first, cap, rate, weight, work, age_w=None):
                     break
 
 
-def evaluate(c: dict) -> dict:
+def launch(c: dict) -> dict:
+    """One captured launch as ``dispatch_cycles`` sets it up (DISPATCH_PROLOGUE off): the machine file's 24 favoured
+    SMs drawing their share at load, the rule's spread; ``run(shift, age_w)`` is this script's fluid loop on it, the
+    spread's sequence shifted by ``shift`` (0: dispatch_cycles' own), ``pace`` the steady pace's cycles."""
     from gemmsim.machine import load_machine
     from gemmsim.models import sm_pipeline as sp
     from gemmsim.models import tc_schedule as tcs
@@ -111,32 +114,36 @@ def evaluate(c: dict) -> dict:
     h = load_machine("h200")
     cost, grid, sms, bps = c["cost"], c["grid"], c["sms"], c["bps"]
     spread = tcs.work_spread(bool(c["holds"]), bps)
-    shipped = sp.grid_cycles(cost, grid, sms, bps, h.l2_favoured_sms, h.l2_favoured_share, spread).cycles
-    # dispatch_cycles' caps, rate and weights, as it builds them (DISPATCH_PROLOGUE off)
-    full = sp.pipeline_time(cost, bps)
-    main = full.cycles
+    main = sp.pipeline_time(cost, bps).cycles
     free = sp.unloaded(cost)
     known = sorted({1, (1 + bps) // 2, bps})
     sm_rate = [j * max(1.0 / sp.pipeline_time(free, j).cycles, 1.0 / main) for j in known]
     caps = {j: float(np.interp(j, known, sm_rate)) / j for j in range(1, bps + 1)}
     weight = np.ones(sms)
-    share = 1.0 / sp.favoured_step_ratio(cost, bps, h.l2_favoured_share)
-    weight[(np.arange(h.l2_favoured_sms) * sms) // h.l2_favoured_sms] = share
-    rate = sms * bps / main
-    spread_work = 1.0 + spread * ((np.arange(grid) * sp.GOLDEN) % 1.0 - 0.5) if spread else np.ones(grid)
-    check = fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work)
+    weight[(np.arange(h.l2_favoured_sms) * sms) // h.l2_favoured_sms] = 1.0 / sp.favoured_step_ratio(
+        cost, bps, h.l2_favoured_share)
+
+    def run(shift: float | None, age_w=None) -> float:  # shift None: every block one unit of work
+        work = np.ones(grid) if shift is None or not spread else \
+            1.0 + spread * ((np.arange(grid) * sp.GOLDEN + shift) % 1.0 - 0.5)
+        return fluid(grid, sms, bps, bps, caps.__getitem__, sms * bps / main, weight, work, age_w)
+
+    shipped = sp.grid_cycles(cost, grid, sms, bps, h.l2_favoured_sms, h.l2_favoured_share, spread).cycles
+    return dict(run=run, spread=spread, shipped=shipped, pace=grid * main / (sms * bps), bps=bps, grid=grid)
+
+
+def evaluate(c: dict) -> dict:
+    L = launch(c)
+    run, shipped = L["run"], L["shipped"]
+    check = run(0.0)
     if abs(check - shipped) > 1e-6 * shipped:
         raise SystemExit(f"{c['api']} S={c['stages']} N={c['N']}: this loop gives {check:.0f}, dispatch_cycles {shipped:.0f}")
     age_w = profiles()[(c["api"], c["stages"])]
-    copy_w = copy_profiles()[(max(c["stages"] - 1, 1), bps)]
-    pace = grid * main / (sms * bps)
-    ends = dict(shipped=shipped,
-                age=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, np.ones(grid), age_w),
-                age_spread=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work, age_w),
-                copy_age=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, np.ones(grid), copy_w),
-                copy_age_spread=fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, spread_work, copy_w))
-    return dict(api=c["api"], stages=c["stages"], N=c["N"], grid=grid, blocks_per_sm=bps, spread=round(spread, 4),
-                **{k: round(v / pace, 4) for k, v in ends.items()})
+    copy_w = copy_profiles()[(max(c["stages"] - 1, 1), L["bps"])]
+    ends = dict(shipped=shipped, age=run(None, age_w), age_spread=run(0.0, age_w), copy_age=run(None, copy_w),
+                copy_age_spread=run(0.0, copy_w))
+    return dict(api=c["api"], stages=c["stages"], N=c["N"], grid=L["grid"], blocks_per_sm=L["bps"],
+                spread=round(L["spread"], 4), **{k: round(v / L["pace"], 4) for k, v in ends.items()})
 
 
 def whole() -> None:
@@ -168,33 +175,12 @@ def _mean_job(job: tuple) -> dict:
     """One 4096 launch's whole-launch cycles per variant, averaged over REALISATIONS shifts of the spread's sequence."""
     import pickle
 
-    from gemmsim.machine import load_machine
-    from gemmsim.models import sm_pipeline as sp
-    from gemmsim.models import tc_schedule as tcs
-
     api, S = job
-    h = load_machine("h200")
     c = pickle.loads((dispatch36.CACHE / f"{api}_{S}_4096.pkl").read_bytes())
-    cost, grid, sms, bps = c["cost"], c["grid"], c["sms"], c["bps"]
-    spread = tcs.work_spread(bool(c["holds"]), bps)
-    main_ = sp.pipeline_time(cost, bps).cycles
-    free = sp.unloaded(cost)
-    known = sorted({1, (1 + bps) // 2, bps})
-    sm_rate = [j * max(1.0 / sp.pipeline_time(free, j).cycles, 1.0 / main_) for j in known]
-    caps = {j: float(np.interp(j, known, sm_rate)) / j for j in range(1, bps + 1)}
-    weight = np.ones(sms)
-    weight[(np.arange(h.l2_favoured_sms) * sms) // h.l2_favoured_sms] = 1.0 / sp.favoured_step_ratio(cost, bps,
-                                                                                                  h.l2_favoured_share)
-    rate = sms * bps / main_
-    ages = dict(shipped=None, age_spread=profiles()[(api, S)], copy_age_spread=copy_profiles()[(max(S - 1, 1), bps)])
-    out = dict(api=api, stages=S)
-    for v, w in ages.items():
-        ends = []
-        for r in range(REALISATIONS):
-            work = 1.0 + spread * ((np.arange(grid) * sp.GOLDEN + r / REALISATIONS) % 1.0 - 0.5)
-            ends.append(fluid(grid, sms, bps, bps, caps.__getitem__, rate, weight, work, w))
-        out[v] = float(np.mean(ends))
-    return out
+    L = launch(c)
+    ages = dict(shipped=None, age_spread=profiles()[(api, S)], copy_age_spread=copy_profiles()[(max(S - 1, 1), L["bps"])])
+    return dict(api=api, stages=S, **{v: float(np.mean([L["run"](r / REALISATIONS, w) for r in range(REALISATIONS)]))
+                                      for v, w in ages.items()})
 
 
 def mean() -> None:
