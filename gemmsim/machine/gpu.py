@@ -184,6 +184,13 @@ class GPUMachine(MachineHeader):
         None, gt=0, description="How many times the others' part of the saturated L2 each of l2_favoured_sms draws "
         "(their time for equal copy work over the others', inverted), measured. null: 1.",
     )
+    sm_even_copy_groups: int | None = Field(
+        None, ge=1, description="Copy groups in flight on one SM (cp.async groups committed and not yet waited for, "
+        "over all its blocks) up to which the SM shares itself evenly among its blocks, so blocks it started together "
+        "end together; above, it serves its oldest block first. Measured with a copy-only benchmark (the spread of "
+        "co-started blocks' ends against groups in flight). Used by the dispatch model of a launch "
+        "(models.sm_pipeline.dispatch_cycles). null: every block's time drawn on its own.",
+    )
     tma_bytes_per_clk: float | None = Field(
         None, gt=0, description="Bytes per SM clock one SM's tensor memory accelerator (cp.async.bulk.tensor, global -> "
         "shared) moves at most, measured with one SM copying from L2; the warp-specialised Hopper kernels' tile copies "

@@ -778,17 +778,18 @@ class SMSchedule:
 
 
 def grid_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, favoured: int = 0,
-                share: float = 1.0, spread: float = 0.0) -> SMSchedule:
+                share: float = 1.0, spread: float = 0.0, even_groups: int | None = None) -> SMSchedule:
     """Cycles of a grid of identical blocks, one block per tile (non-persistent).
 
     With ``DISPATCH`` (:func:`dispatch_cycles`) blocks take slots as they free and share the chip's rate; without it
     (the model before round 36) the busiest SM runs ceil(grid / sms) blocks in rounds of ``blocks_per_sm`` that start
-    and finish together, the last round partial, and ``favoured`` / ``share`` / ``spread`` are ignored.
+    and finish together, the last round partial, and ``favoured`` / ``share`` / ``spread`` / ``even_groups`` are
+    ignored.
     """
     if grid < 1 or sms < 1 or blocks_per_sm < 1:
         raise KernelError(f"grid, sms and blocks_per_sm must be positive (got {grid}, {sms}, {blocks_per_sm})")
     if DISPATCH:
-        return dispatch_cycles(cost, grid, sms, blocks_per_sm, favoured, share, spread)
+        return dispatch_cycles(cost, grid, sms, blocks_per_sm, favoured, share, spread, even_groups)
     nb = -(-grid // sms)
     full, tail = divmod(nb, blocks_per_sm)
     first = pipeline_time(cost, min(blocks_per_sm, nb))
@@ -838,8 +839,14 @@ def favoured_step_ratio(cost: StepCost, blocks: int, share: float) -> float:
     return fast.step_clk / p.step_clk
 
 
+def copy_groups_in_flight(cost: StepCost, blocks: int) -> int:
+    """Copy groups in flight on an SM of ``blocks`` such blocks: S - 1 a block after its commit (at least the one
+    it waits for at S = 1), S for the warp-specialised producer."""
+    return blocks * (cost.stages if cost.kind == "warp_specialized" else max(cost.stages - 1, 1))
+
+
 def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, favoured: int = 0,
-                    share: float = 1.0, spread: float = 0.0) -> SMSchedule:
+                    share: float = 1.0, spread: float = 0.0, even_groups: int | None = None) -> SMSchedule:
     """Cycles of a grid of identical blocks whose slots are refilled as blocks end (non-persistent), a fluid model.
 
     * The first wave fills the SMs breadth-first; a block that ends frees its slot for the next block at once, an SM's
@@ -857,6 +864,12 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
       shared (the H200's L2 under saturation: validation/h200/round35's copy benchmark), up to their cap: they finish
       more blocks, and the SMs' blocks fall out of step. With ``FAVOURED_AT_LOAD`` the share they draw is what their
       step gains at the chip's load, 1 / :func:`favoured_step_ratio` (at most ``share``).
+    * An SM with at most ``even_groups`` copy groups in flight (:func:`copy_groups_in_flight` at its full load) shares
+      itself evenly among its blocks, so the blocks it takes at one instant end together (validation/h200/round39's
+      copy-only benchmark: the span of their ends 0.004-0.052 of a block's time at <= 12 groups, 0.13 and more
+      above). Such blocks share one work from the spread, and the SM's slots free and refill together: the last
+      part-wave sits on few, full SMs (validation/h200/round40). Above it, or with ``even_groups`` None, each block
+      draws its own work.
     Returns the last block's end; ``tiles_on_sm`` the most blocks one SM ran.
     """
     if grid < 1 or sms < 1 or blocks_per_sm < 1:
@@ -896,7 +909,8 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
         if FAVOURED_AT_LOAD:
             share = 1.0 / favoured_step_ratio(cost, k0, share)
         weight[(np.arange(favoured) * sms) // favoured] = share
-    t, ran = fluid_dispatch(grid, sms, blocks_per_sm, k0, cap, rate, weight, work, prologue, idle)
+    cohort = even_groups is not None and copy_groups_in_flight(cost, k0) <= even_groups
+    t, ran = fluid_dispatch(grid, sms, blocks_per_sm, k0, cap, rate, weight, work, prologue, idle, cohort)
     return SMSchedule(t, int(ran.max()), -(-int(ran.max()) // blocks_per_sm), full)
 
 
@@ -918,13 +932,14 @@ def persistent_cycles(cost: StepCost, tiles: int, ctas: int, epilogue_overlap: b
 
 def fluid_dispatch(grid: int, sms: int, blocks_per_sm: int, first: int, cap, rate: float, weight: np.ndarray,
                    work: np.ndarray | None = None, prologue: float = 0.0,
-                   prologue_idle: float | None = None) -> tuple[float, np.ndarray]:
+                   prologue_idle: float | None = None, cohort: bool = False) -> tuple[float, np.ndarray]:
     """(time the last block ends, blocks each SM ran) for ``grid`` blocks of ``work`` (default 1 each) on ``sms`` SMs
     of ``blocks_per_sm`` slots: ``first`` slots per SM filled breadth-first at the start, then each freed slot refilled
     at once, an SM's free slots before the next SM's; a block first waits holding its slot but taking no rate --
     ``prologue`` cycles with every slot of the chip taken when it starts, ``prologue_idle`` (default the same) with
     none, linear in the slots taken -- then progresses at :func:`water_fill`'s rates (``cap(j)``: a block's most with j
-    running blocks on its SM; ``rate``: the chip's)."""
+    running blocks on its SM; ``rate``: the chip's). ``cohort``: the blocks an SM takes at one instant all get the
+    work of the first of them (SM s's first-wave blocks that of block s), so they end together."""
     work = np.ones(grid) if work is None else np.asarray(work, dtype=float)
     idle = prologue if prologue_idle is None else prologue_idle
     slots_all = min(sms, grid) * first
@@ -934,7 +949,7 @@ def fluid_dispatch(grid: int, sms: int, blocks_per_sm: int, first: int, cap, rat
     nxt = 0
     for j in range(first):
         take = min(sms, grid - nxt)
-        rem[:take, j] = work[nxt:nxt + take]
+        rem[:take, j] = work[:take] if cohort else work[nxt:nxt + take]
         ready[:take, j] = prologue
         ran[:take] += 1
         nxt += take
@@ -957,7 +972,7 @@ def fluid_dispatch(grid: int, sms: int, blocks_per_sm: int, first: int, cap, rat
             empty = rem == 0.0
             for s in np.flatnonzero(empty.any(axis=1)):
                 slots = np.flatnonzero(rem[s] == 0.0)[: grid - nxt]
-                rem[s, slots] = work[nxt:nxt + len(slots)]
+                rem[s, slots] = work[nxt] if cohort else work[nxt:nxt + len(slots)]
                 ran[s] += len(slots)
                 nxt += len(slots)
                 if nxt >= grid:

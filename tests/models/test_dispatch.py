@@ -178,3 +178,31 @@ def test_favoured_sms_draw_what_their_step_gains_at_load(monkeypatch):
     monkeypatch.setattr(sp, "FAVOURED_AT_LOAD", False)
     dispatch_cycles(c, 40, 10, 2, favoured=5, share=1.5)
     assert seen["weight"].max() == 1.5
+
+
+def test_cohorts_end_together_and_refill_an_sm_whole():
+    # two SMs of two slots, every block at its cap 1 (the chip's rate 100 never binds). Work by block id:
+    work = np.array([1.0, 2.0, 1.5, 0.5, 3.0, 1.0])
+    # each block its own: SM 0 runs b0 (1.0), b2 (1.5), SM 1 b1 (2.0), b3 (0.5). b3 ends at 0.5 and SM 1 takes b4
+    # (ends 3.5); b0 at 1.0, SM 0 takes b5 (ends 2.0): the end 3.5, three blocks each
+    t, ran = fluid_dispatch(6, 2, 2, 2, lambda j: 1.0, 100.0, np.ones(2), work)
+    assert t == pytest.approx(3.5) and ran.tolist() == [3, 3]
+    # cohorts: SM 0's first two share b0's work (1.0), SM 1's b1's (2.0); SM 0 frees both at 1.0 and takes b4 and b5
+    # together with b4's work (3.0): the end 4.0, the last blocks on one full SM
+    t, ran = fluid_dispatch(6, 2, 2, 2, lambda j: 1.0, 100.0, np.ones(2), work, cohort=True)
+    assert t == pytest.approx(4.0) and ran.tolist() == [4, 2]
+    # equal work: cohorts change nothing
+    same = [fluid_dispatch(6, 2, 2, 2, lambda j: 1.0, 100.0, np.ones(2), np.ones(6), cohort=co)[0] for co in (0, 1)]
+    assert same[0] == pytest.approx(same[1])
+
+
+def test_copy_groups_in_flight_choose_cohorts():
+    assert sp.copy_groups_in_flight(replace(BASE, stages=1), 7) == 7  # S = 1 waits for its one group
+    assert sp.copy_groups_in_flight(replace(BASE, stages=3), 6) == 12  # S - 1 after the commit
+    assert sp.copy_groups_in_flight(replace(BASE, stages=4, kind="warp_specialized"), 1) == 4
+    c = _chip_bound(2)  # S = 3, 2 blocks per SM: 4 groups in flight
+    each = dispatch_cycles(c, 250, 100, 2, spread=0.2).cycles
+    assert dispatch_cycles(c, 250, 100, 2, spread=0.2, even_groups=3).cycles == each  # above the limit: each its own
+    assert dispatch_cycles(c, 250, 100, 2, spread=0.2, even_groups=4).cycles != pytest.approx(each, rel=1e-4)
+    # no spread: nothing to keep together
+    assert dispatch_cycles(c, 250, 100, 2, even_groups=4).cycles == pytest.approx(dispatch_cycles(c, 250, 100, 2).cycles)
