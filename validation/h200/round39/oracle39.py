@@ -60,16 +60,18 @@ def copy_profiles() -> dict:
     return out
 
 
-def fluid(grid, sms, bps, first, cap, rate, weight, work, age_w=None):
+def fluid(grid, sms, bps, first, cap, rate, weight, work, age_w=None, cohort=False):
     """sm_pipeline.fluid_dispatch without prologues, and with ``age_w``: an SM's rate (water_fill's per-block rate x its
-    running blocks) shared among them by ``age_w[rank]``, rank 0 the block that started first (ties: slot order)."""
+    running blocks) shared among them by ``age_w[rank]``, rank 0 the block that started first (ties: slot order).
+    ``cohort`` (round 40): the blocks an SM takes at one instant all get the work of the first of them (SM s's
+    first-wave blocks that of block s), so an SM's co-started blocks end together and its slots refill together."""
     from gemmsim.models import sm_pipeline as sp
     rem = np.zeros((sms, bps))
     born = np.full((sms, bps), np.inf)
     nxt = 0
     for j in range(first):
         take = min(sms, grid - nxt)
-        rem[:take, j] = work[nxt:nxt + take]
+        rem[:take, j] = work[:take] if cohort else work[nxt:nxt + take]
         born[:take, j] = j * 1e-9
         nxt += take
     t, eps = 0.0, 1e-9
@@ -96,7 +98,7 @@ def fluid(grid, sms, bps, first, cap, rate, weight, work, age_w=None):
         if nxt < grid:
             for s in np.flatnonzero((rem == 0.0).any(axis=1)):
                 slots = np.flatnonzero(rem[s] == 0.0)[: grid - nxt]
-                rem[s, slots] = work[nxt:nxt + len(slots)]
+                rem[s, slots] = work[nxt] if cohort else work[nxt:nxt + len(slots)]
                 born[s, slots] = t + np.arange(len(slots)) * 1e-9
                 nxt += len(slots)
                 if nxt >= grid:
@@ -123,10 +125,10 @@ def launch(c: dict) -> dict:
     weight[(np.arange(h.l2_favoured_sms) * sms) // h.l2_favoured_sms] = 1.0 / sp.favoured_step_ratio(
         cost, bps, h.l2_favoured_share)
 
-    def run(shift: float | None, age_w=None) -> float:  # shift None: every block one unit of work
+    def run(shift: float | None, age_w=None, cohort: bool = False) -> float:  # shift None: every block one unit of work
         work = np.ones(grid) if shift is None or not spread else \
             1.0 + spread * ((np.arange(grid) * sp.GOLDEN + shift) % 1.0 - 0.5)
-        return fluid(grid, sms, bps, bps, caps.__getitem__, sms * bps / main, weight, work, age_w)
+        return fluid(grid, sms, bps, bps, caps.__getitem__, sms * bps / main, weight, work, age_w, cohort)
 
     shipped = sp.grid_cycles(cost, grid, sms, bps, h.l2_favoured_sms, h.l2_favoured_share, spread).cycles
     return dict(run=run, spread=spread, shipped=shipped, pace=grid * main / (sms * bps), bps=bps, grid=grid)
