@@ -187,7 +187,8 @@ class GPUMachine(MachineHeader):
     sm_even_copy_groups: int | None = Field(
         None, ge=1, description="Copy groups in flight on one SM (cp.async groups committed and not yet waited for, "
         "over all its blocks) up to which the SM shares itself evenly among its blocks, so blocks it started together "
-        "end together; above, it serves its oldest block first. Measured with a copy-only benchmark (the spread of "
+        "end together; above, it serves its oldest block first (the model then draws each block's time on its own). "
+        "Measured with a copy-only benchmark (the spread of "
         "co-started blocks' ends against groups in flight). Used by the dispatch model of a launch "
         "(models.sm_pipeline.dispatch_cycles). null: every block's time drawn on its own.",
     )
