@@ -56,3 +56,46 @@ def test_oracle_claims():
     at = {(r["api"], int(r["stages"])): r for r in rows if r["N"] == "4096"}
     w2 = at[("wmma", 2)]
     assert float(w2["shipped"]) < float(w2["measured"]) < float(w2["split"])
+
+
+def test_ends40b_rows_are_what_the_archive_gives():
+    s = script(ROUND40, "process40b")
+    stored = {(r["api"], r["stages"], r["M"], r["N"]): r for r in table(ROUND40, "ends40b.csv")}
+    assert len(stored) == 2 * 4 * 10
+    s.CONFIGS = ("m3712n4096", "m4096n3968")
+    fresh = s.rows()
+    assert len(fresh) == 2 * 4 * 2
+    for r in fresh:
+        row = stored[(r["api"], str(r["stages"]), str(r["M"]), str(r["N"]))]
+        assert {k: str(v) for k, v in r.items()} == row
+
+
+def test_the_slow_end_follows_the_count_not_the_width():
+    rows = table(ROUND40, "ends40b.csv")
+    assert all(float(r["rel_err"]) < 1e-5 for r in rows)
+    r34 = {(r["api"], r["stages"], r["N"]): float(r["span_over_steady"]) for r in table(H200 / "round34", "compare34.csv")}
+    for r in rows:
+        end = float(r["span_over_steady"])
+        if r["N"] == "4096" and r["M"] != "4096":  # transposed: round 34's launch of the same count
+            assert end == pytest.approx(r34[(r["api"], r["stages"], r["M"])], abs=0.02)
+        if r["M"] == "4096" and (r["api"], r["stages"], r["N"]) in r34:  # repeated
+            assert end == pytest.approx(r34[(r["api"], r["stages"], r["N"])], abs=0.02)
+    ends = {(r["api"], int(r["stages"]), int(r["N"])): float(r["span_over_steady"]) for r in rows if r["M"] == "4096"}
+    for api, S in (("mma", 1), ("wmma", 2)):  # 7 blocks per SM, kept together: late from f = 0.23 to 0.57
+        assert all(ends[(api, S, n)] > 1.085 for n in (3904, 3968, 4032, 4096))
+        assert ends[(api, S, 3840)] < 1.085
+    assert all(ends[("wmma", 1, n)] > 1.09 for n in (3968, 4032, 4096, 4160, 4224))
+    # ordered SMs (WMMA S = 3, both S = 4): 3-6 % at every size
+    assert all(1.03 <= v <= 1.06 for (api, S, n), v in ends.items() if S == 4 or (api, S) == ("wmma", 3))
+
+
+def test_model40b_claims():
+    rows = table(ROUND40, "model40b.csv")
+    assert len(rows) == 20
+    for v, (c, e) in {"before": (0.56, 0.020), "now": (0.65, 0.018)}.items():  # the README's numbers
+        got_c, got_e = _fit(rows, v)
+        assert got_c == pytest.approx(c, abs=0.005) and got_e == pytest.approx(e, abs=0.0005)
+    mma = [r for r in rows if r["api"] == "mma"]
+    assert _fit(mma, "now")[0] > 0.95 > _fit(mma, "before")[0]
+    ends = {r["api"] + r["stages"] + r["N"]: r for r in rows}
+    assert float(ends["wmma14032"]["now"]) < 1.07 < float(ends["wmma14032"]["measured"])  # the WMMA S = 1 band: late
