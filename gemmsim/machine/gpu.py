@@ -184,6 +184,12 @@ class GPUMachine(MachineHeader):
         None, gt=0, description="How many times the others' part of the saturated L2 each of l2_favoured_sms draws "
         "(their time for equal copy work over the others', inverted), measured. null: 1.",
     )
+    l2_favoured_ramp: list[tuple[float, float]] | None = Field(
+        None, description="How the favoured SMs' part grows with the load: points (copy groups outstanding on each SM, "
+        "fraction of l2_favoured_share's gain), groups increasing, fractions 0..1 and not decreasing; linear between, "
+        "the end values outside. Measured with a copy-only benchmark (one group a block, k blocks on every SM: the "
+        "favoured SMs' time over the others' at each k). null: the whole share at any load.",
+    )
     sm_even_copy_groups: int | None = Field(
         None, ge=1, description="Copy groups in flight on one SM (cp.async groups committed and not yet waited for, "
         "over all its blocks) up to which the SM shares itself evenly among its blocks, so blocks it started together "
@@ -296,6 +302,13 @@ class GPUMachine(MachineHeader):
             problems.append("clock_mhz_tensor_sustained exceeds clock_mhz_max")
         if self.l2_favoured_sms is not None and self.l2_favoured_sms > self.sms:
             problems.append(f"l2_favoured_sms ({self.l2_favoured_sms}) exceeds sms ({self.sms})")
+        if self.l2_favoured_ramp is not None:
+            xs = [x for x, _ in self.l2_favoured_ramp]
+            fs = [f for _, f in self.l2_favoured_ramp]
+            if len(xs) < 2 or any(b <= a for a, b in zip(xs, xs[1:])) or xs[0] < 0:
+                problems.append("l2_favoured_ramp: needs two or more points with groups >= 0 and increasing")
+            if any(not 0 <= f <= 1 for f in fs) or any(b < a for a, b in zip(fs, fs[1:])):
+                problems.append("l2_favoured_ramp: fractions must lie in 0..1 and not decrease")
         for d in self.cuda_core_flops_per_clk:
             if d not in DTYPE_BYTES:
                 problems.append(f"cuda_core_flops_per_clk: unknown dtype {d!r}")

@@ -778,18 +778,18 @@ class SMSchedule:
 
 
 def grid_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, favoured: int = 0,
-                share: float = 1.0, spread: float = 0.0, even_groups: int | None = None) -> SMSchedule:
+                share: float = 1.0, spread: float = 0.0, even_groups: int | None = None, ramp=None) -> SMSchedule:
     """Cycles of a grid of identical blocks, one block per tile (non-persistent).
 
     With ``DISPATCH`` (:func:`dispatch_cycles`) blocks take slots as they free and share the chip's rate; without it
     (the model before round 36) the busiest SM runs ceil(grid / sms) blocks in rounds of ``blocks_per_sm`` that start
-    and finish together, the last round partial, and ``favoured`` / ``share`` / ``spread`` / ``even_groups`` are
-    ignored.
+    and finish together, the last round partial, and ``favoured`` / ``share`` / ``spread`` / ``even_groups`` /
+    ``ramp`` are ignored.
     """
     if grid < 1 or sms < 1 or blocks_per_sm < 1:
         raise KernelError(f"grid, sms and blocks_per_sm must be positive (got {grid}, {sms}, {blocks_per_sm})")
     if DISPATCH:
-        return dispatch_cycles(cost, grid, sms, blocks_per_sm, favoured, share, spread, even_groups)
+        return dispatch_cycles(cost, grid, sms, blocks_per_sm, favoured, share, spread, even_groups, ramp)
     nb = -(-grid // sms)
     full, tail = divmod(nb, blocks_per_sm)
     first = pipeline_time(cost, min(blocks_per_sm, nb))
@@ -839,6 +839,29 @@ def favoured_step_ratio(cost: StepCost, blocks: int, share: float) -> float:
     return fast.step_clk / p.step_clk
 
 
+def copy_groups_outstanding(cost: StepCost, blocks: int) -> float:
+    """Mean copy groups outstanding on an SM of ``blocks`` such blocks in the loaded steady state: a multistage block
+    holds S - 1 after its commit and one more while it waits for its oldest (S = 1: one while it waits, none while it
+    computes), so S - 1 + its copy wait's share of its step; a warp-specialised producer keeps S in flight."""
+    if cost.kind == "warp_specialized":
+        return float(blocks * cost.stages)
+    p = pipeline_time(cost, blocks)
+    waiting = min(p.parts.get("copy_wait", 0.0) / p.step_clk, 1.0) if p.step_clk > 0 else 1.0
+    return blocks * (cost.stages - 1 + waiting)
+
+
+def favoured_share_at_load(cost: StepCost, blocks: int, share: float, ramp) -> float:
+    """The part of the saturated ``share`` a favoured SM draws with ``blocks`` such blocks on every SM: the L2 favours
+    some SMs only when enough copies queue for it. ``ramp``: (copy groups outstanding per SM, fraction of the share's
+    gain) points, linear between, held at the end values outside (validation/h200/round41: round 39's copy-only
+    benchmark, one group a block -- no favour at 2-3 groups an SM, a third of it at 4, all of it from 6); the groups
+    are :func:`copy_groups_outstanding`'s. None: the whole share at any load."""
+    if not ramp or share == 1:
+        return share
+    xs, fs = zip(*ramp)
+    return 1.0 + (share - 1.0) * float(np.interp(copy_groups_outstanding(cost, blocks), xs, fs))
+
+
 def copy_groups_in_flight(cost: StepCost, blocks: int) -> int:
     """Copy groups in flight on an SM of ``blocks`` such blocks: S - 1 a block after its commit (at least the one
     it waits for at S = 1), S for the warp-specialised producer."""
@@ -846,7 +869,8 @@ def copy_groups_in_flight(cost: StepCost, blocks: int) -> int:
 
 
 def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, favoured: int = 0,
-                    share: float = 1.0, spread: float = 0.0, even_groups: int | None = None) -> SMSchedule:
+                    share: float = 1.0, spread: float = 0.0, even_groups: int | None = None,
+                    ramp=None) -> SMSchedule:
     """Cycles of a grid of identical blocks whose slots are refilled as blocks end (non-persistent), a fluid model.
 
     * The first wave fills the SMs breadth-first; a block that ends frees its slot for the next block at once, an SM's
@@ -863,7 +887,8 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
     * ``favoured`` SMs (spread evenly over the ids) draw ``share`` times the others' part of the chip when it is
       shared (the H200's L2 under saturation: validation/h200/round35's copy benchmark), up to their cap: they finish
       more blocks, and the SMs' blocks fall out of step. With ``FAVOURED_AT_LOAD`` the share they draw is what their
-      step gains at the chip's load, 1 / :func:`favoured_step_ratio` (at most ``share``).
+      step gains at the chip's load, 1 / :func:`favoured_step_ratio` (at most ``share``). With ``ramp`` the share
+      itself grows with the copies outstanding on an SM (:func:`favoured_share_at_load`): few, and no SM is favoured.
     * An SM with at most ``even_groups`` copy groups in flight (:func:`copy_groups_in_flight` at its full load) shares
       itself evenly among its blocks, so the blocks it takes at one instant end together (validation/h200/round39's
       copy-only benchmark: the span of their ends 0.004-0.052 of a block's time at <= 12 groups, 0.13 and more
@@ -906,6 +931,7 @@ def dispatch_cycles(cost: StepCost, grid: int, sms: int, blocks_per_sm: int, fav
 
     weight = np.ones(sms)
     if favoured:
+        share = favoured_share_at_load(cost, k0, share, ramp)
         if FAVOURED_AT_LOAD:
             share = 1.0 / favoured_step_ratio(cost, k0, share)
         weight[(np.arange(favoured) * sms) // favoured] = share

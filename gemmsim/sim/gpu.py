@@ -474,7 +474,7 @@ def _pipeline_sm_time(m: GPUMachine, spec: TensorCoreSpec, cost: sp.StepCost, gr
         sched = sp.persistent_cycles(cost, grid, ctas, epilogue_overlap=spec.schedule == "pingpong")
     else:
         sched = sp.grid_cycles(cost, grid, m.sms, blocks_per_sm, m.l2_favoured_sms or 0, m.l2_favoured_share or 1.0,
-                               spread, m.sm_even_copy_groups)
+                               spread, m.sm_even_copy_groups, m.l2_favoured_ramp)
     res = sched.resident
     busy = sched.tiles_on_sm * cost.steps * cost.mma_clk / sched.cycles if sched.cycles else 0.0
     part = res.bound

@@ -107,6 +107,10 @@ def _h200_dict() -> dict:
         (("clock_mhz_tensor",), 2500, "clock_mhz_tensor"),
         (("tensor_flops_per_clk",), {"fp12": {"fp32": 1}}, "fp12"),
         (("smem", "bytes_per_clk"), 64, "banks x bank_bytes"),
+        (("l2_favoured_ramp",), [[3, 0.0], [2, 1.0]], "l2_favoured_ramp: needs two or more points"),
+        (("l2_favoured_ramp",), [[3, 0.0]], "l2_favoured_ramp: needs two or more points"),
+        (("l2_favoured_ramp",), [[2, 0.5], [3, 0.2]], "l2_favoured_ramp: fractions"),
+        (("l2_favoured_ramp",), [[2, 0.0], [3, 1.5]], "l2_favoured_ramp: fractions"),
     ],
 )
 def test_cross_field_checks(path, value, message):

@@ -206,3 +206,42 @@ def test_copy_groups_in_flight_choose_cohorts():
     assert dispatch_cycles(c, 250, 100, 2, spread=0.2, even_groups=4).cycles != pytest.approx(each, rel=1e-4)
     # no spread: nothing to keep together
     assert dispatch_cycles(c, 250, 100, 2, even_groups=4).cycles == pytest.approx(dispatch_cycles(c, 250, 100, 2).cycles)
+
+
+def test_copy_groups_outstanding_count_the_wait():
+    q = (("l2", 300.0, 4.0),)
+    one = replace(BASE, stages=1, queues=q)
+    p = pipeline_time(one, 3)
+    waiting = p.parts["copy_wait"] / p.step_clk
+    assert 0.2 < waiting < 1
+    assert sp.copy_groups_outstanding(one, 3) == pytest.approx(3 * waiting)  # one group, while it waits
+    three = replace(BASE, stages=3, queues=q)
+    p3 = pipeline_time(three, 2)
+    assert sp.copy_groups_outstanding(three, 2) == pytest.approx(2 * (2 + p3.parts["copy_wait"] / p3.step_clk))
+    assert sp.copy_groups_outstanding(replace(BASE, stages=4, kind="warp_specialized"), 2) == 8.0
+
+
+def test_the_favoured_share_grows_with_the_copies_outstanding(monkeypatch):
+    c = replace(BASE, stages=1, queues=(("l2", 150.0, 4.0),), little=False)
+    ramp = ((2.0, 0.0), (4.0, 0.5), (6.0, 1.0))
+    assert sp.favoured_share_at_load(c, 2, 1.4, None) == 1.4
+    for groups, want in ((1.0, 1.0), (3.0, 1.1), (5.0, 1.3), (9.0, 1.4)):  # held at the ends, linear between
+        monkeypatch.setattr(sp, "copy_groups_outstanding", lambda cost, blocks, g=groups: g)
+        assert sp.favoured_share_at_load(c, 2, 1.4, ramp) == pytest.approx(want)
+    monkeypatch.undo()
+    # a ramp that gives no favour at this load is a launch with no favoured SM, through grid_cycles too
+    none = ((50.0, 0.0), (60.0, 1.0))
+    assert sp.copy_groups_outstanding(c, 2) < 50
+    seen = []
+    orig = sp.fluid_dispatch
+
+    def grab(grid, sms, bps, first, cap, rate, weight, *a, **k):
+        seen.append(weight.max())
+        return orig(grid, sms, bps, first, cap, rate, weight, *a, **k)
+
+    monkeypatch.setattr(sp, "fluid_dispatch", grab)
+    plain = dispatch_cycles(c, 400, 10, 2, spread=0.2).cycles
+    assert dispatch_cycles(c, 400, 10, 2, favoured=5, share=1.5, spread=0.2, ramp=none).cycles == pytest.approx(plain)
+    assert sp.grid_cycles(c, 400, 10, 2, 5, 1.5, 0.2, None, none).cycles == pytest.approx(plain)
+    dispatch_cycles(c, 400, 10, 2, favoured=5, share=1.5, spread=0.2)
+    assert seen[:3] == [1.0, 1.0, 1.0] and seen[3] > 1.1
