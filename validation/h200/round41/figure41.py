@@ -1,5 +1,6 @@
-"""Round 41 (issue 12): figures/favour41.png -- left, how much the L2 favours its favoured SMs against the copy groups
-outstanding on an SM (the copy-only benchmark, ramp41.csv, with the machine file's ramp); right, WMMA and mma.sync
+"""Round 41 (issue 12): figures/favour41.png -- top left, how much the L2 favours its favoured SMs against the copy
+groups outstanding on an SM (the copy-only benchmark, ramp41.csv, with the machine file's ramp); top right, round 41b's
+64x64 GEMM at fewer blocks per SM, the H200's favour against the model's (favour41b.csv); below, WMMA and mma.sync
 S = 1's launch ends against N at M = K = 4096 (ends41.csv: the H200, the model before this round and now).
 
     python validation/h200/round41/figure41.py     # ~2 s
@@ -26,8 +27,9 @@ def read(name: str) -> list[dict]:
 
 
 def main() -> Path:
-    ramp, ends = read("ramp41.csv"), read("ends41.csv")
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), gridspec_kw={"width_ratios": [1.1, 1, 1]})
+    ramp, ends, gemm = read("ramp41.csv"), read("ends41.csv"), read("favour41b.csv")
+    fig, grid = plt.subplots(2, 2, figsize=(12.5, 9))
+    axes = [grid[0, 0], grid[1, 0], grid[1, 1]]
     ax = axes[0]
     def s1bar(r: dict) -> bool:
         return r["S"] == "1" and r["barrier"] == "1"
@@ -54,6 +56,21 @@ def main() -> Path:
     ax.set_ylim(0.62, 1.16)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper right")
+    ax = grid[0, 1]
+    for v, face, label in (("model_before", "none", "whole share at any load (round 38)"),
+                           ("model_now", None, "share by the ramp (now)")):
+        for S, colour in ((1, "tab:red"), (2, "tab:blue"), (3, "tab:green"), (4, "tab:purple")):
+            sel = [r for r in gemm if int(r["stages"]) == S]
+            ax.scatter([float(r[v]) for r in sel], [float(r["ratio"]) for r in sel], s=30, marker="o",
+                       facecolor=face or colour, edgecolor=colour,
+                       label=f"S = {S}" if v == "model_now" else (label if S == 1 else None))
+    ax.plot([0.7, 1.02], [0.7, 1.02], color="0.5", lw=0.8)
+    ax.set_xlabel("model: favoured SM's step over the others'")
+    ax.set_ylabel("H200: favoured SMs' block time over the others'")
+    ax.set_title("41b: the 64x64 GEMM at 4096 with 2..7 blocks per SM\nfilled: the ramp (now); hollow: the whole share",
+                 fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
     for ax, api, name in ((axes[1], "wmma", "WMMA"), (axes[2], "mma", "mma.sync")):
         sel = sorted((r for r in ends if r["api"] == api and r["stages"] == "1"), key=lambda r: int(r["N"]))
         n = [int(r["N"]) for r in sel]
@@ -65,7 +82,8 @@ def main() -> Path:
         ax.set_ylim(1.02, 1.15)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    axes[1].set_ylabel("launch time / (blocks x steady block time)")
+    for ax in axes[1:]:
+        ax.set_ylabel("launch time / (blocks x steady block time)")
     return save_figure(fig, HERE, "favour41.png", 110)
 
 
