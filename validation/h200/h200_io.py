@@ -17,6 +17,14 @@ def raw_rows(text: str) -> list[dict]:
     return [dict(zip(head, r)) for r in rows[1:] if len(r) == len(head) and r[0]]
 
 
+def agreement(model, measured) -> str:
+    """How a model's numbers follow measured ones: Pearson correlation and mean absolute error, as the rounds print it."""
+    import numpy as np
+
+    x, y = np.asarray(model, dtype=float), np.asarray(measured, dtype=float)
+    return f"correlation {np.corrcoef(x, y)[0, 1]:5.2f}  mean |error| {np.mean(abs(x - y)):.3f}"
+
+
 def number(value: str) -> float:
     """An ncu number ("1,234.5" -> 1234.5; empty -> nan)."""
     return float(value.replace(",", "")) if value else float("nan")

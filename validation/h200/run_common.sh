@@ -94,21 +94,38 @@ packed_end() {
 # as build/mma_pipe<TAG>.cu, built twice, build/mp<TAG>_wmma (-DWMMA) and build/mp<TAG>_mma (ptxas reports in $O),
 # their SASS gzipped into $O. A build/clk.h made beforehand (round 30's) takes the place of round 3's.
 build_pipe28() {
+  pipe28_source "$1"
+  pipe28_compile "$1"
+}
+
+# pipe28_source TAG: build_pipe28's source, build/mma_pipe<TAG>.cu, for a round to change before pipe28_compile
+pipe28_source() {
   cp ../round3/mma_pipe.cu "build/mma_pipe$1.cu" && patch -s "build/mma_pipe$1.cu" ../round4/mma_pipe4.patch \
     && patch -s "build/mma_pipe$1.cu" ../round28/wmma28.patch || echo "patch failed" | tee -a "$O/log.txt"
+}
+
+# pipe28_compile TAG [NVCC FLAGS...]: build_pipe28's two builds of build/mma_pipe<TAG>.cu, with any extra flags
+pipe28_compile() {
+  local tag=$1
+  shift
   local F="-O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -I../round3"
-  nvcc $F -DWMMA -o "build/mp$1_wmma" "build/mma_pipe$1.cu" > "$O/ptxas_wmma.txt" 2>&1 &
-  nvcc $F -o "build/mp$1_mma" "build/mma_pipe$1.cu" > "$O/ptxas_mma.txt" 2>&1 &
+  nvcc $F "$@" -DWMMA -o "build/mp${tag}_wmma" "build/mma_pipe$tag.cu" > "$O/ptxas_wmma.txt" 2>&1 &
+  nvcc $F "$@" -o "build/mp${tag}_mma" "build/mma_pipe$tag.cu" > "$O/ptxas_mma.txt" 2>&1 &
   wait
   ls -la build >> "$O/log.txt"
-  for b in wmma mma; do cuobjdump -sass "build/mp$1_$b" > "$O/sass_$b.txt" 2>&1; gzip -f "$O/sass_$b.txt"; done
+  for b in wmma mma; do cuobjdump -sass "build/mp${tag}_$b" > "$O/sass_$b.txt" 2>&1; gzip -f "$O/sass_$b.txt"; done
 }
 
 # build_traced28 TAG: rounds 30 and 32 -- round 3's clk.h with round 30's clk30.patch (every block's SM, start and end
 # for the 11th of each configuration's 20 timed launches, into $SCHED_OUT), then build_pipe28 TAG.
 build_traced28() {
-  cp ../round3/clk.h build/clk.h && patch -s build/clk.h ../round30/clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
+  traced_clk
   build_pipe28 "$1"
+}
+
+# traced_clk: build/clk.h, round 3's with round 30's clk30.patch (build_traced28's first step)
+traced_clk() {
+  cp ../round3/clk.h build/clk.h && patch -s build/clk.h ../round30/clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
 }
 
 # traced_sweep TAG N...: rounds 30 and 32 -- both builds of build_traced28 TAG timed (check_time) at each N, run from

@@ -19,11 +19,15 @@ guesses of this sketch, not measured inputs.
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from h200_io import agreement  # noqa: E402
+
 SMS = 132
 FAST34 = [10, 11, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 58, 59, 78, 79, 80, 81, 82, 83, 84, 85, 126, 127]
 TRACED = {("mma", 1): 0.87, ("mma", 2): 0.80, ("mma", 3): 0.70, ("mma", 4): 0.73,  # round 30, 4096 and 8192
@@ -77,7 +81,7 @@ def main() -> None:
             xs.append(np.mean([launch(N, bps, speed, tl, 0.03, s) for s in range(4)]))
             ys.append(m)
         xs, ys = np.array(xs), np.array(ys)
-        print(f"{label:32s} correlation with round 34 {np.corrcoef(xs, ys)[0, 1]:.2f}, mean |error| {np.mean(abs(xs - ys)):.3f}")
+        print(f"{label:32s} against round 34: {agreement(xs, ys)}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 H200 = HERE.parent
 for d in ("", "round28", "round3"):
     sys.path.insert(0, str(H200 / d))
+from h200_io import agreement, write_rows  # noqa: E402
 
 MK = 4096
 CACHE = Path("/tmp/capture36")  # captured costs (pickles), reused by later runs of this script
@@ -126,14 +127,11 @@ def round34_rows(evaluate) -> list[dict]:
 
 def main() -> None:
     rows = round34_rows(evaluate)
-    with (HERE / "dispatch36.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(HERE / "dispatch36.csv", rows)
     y = np.array([r["measured"] for r in rows])
     for label in ("rounds",) + tuple(v[0] for v in VARIANTS):
         x = np.array([r[label] for r in rows])
-        print(f"{label:7s} correlation {np.corrcoef(x, y)[0, 1]:5.2f}  mean |error| {np.mean(abs(x - y)):.3f}")
+        print(f"{label:7s} {agreement(x, y)}")
     for r in rows:
         print(f"{r['api']:4} S={r['stages']} N={r['N']}: measured {r['measured']:.3f} "
               + " ".join(f"{v[0]} {r[v[0]]:.3f}" for v in (("rounds",),) + VARIANTS) + f" cap {r['cap_over_loaded']:.2f}")

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 H200 = HERE.parent
 sys.path.insert(0, str(H200))
 sys.path.insert(0, str(H200 / "round36"))
-from h200_io import write_rows  # noqa: E402
+from h200_io import agreement, write_rows  # noqa: E402
 import dispatch36  # noqa: E402  (round 36's captures: the model's step cost of each launch, at its own clock)
 
 
@@ -60,7 +60,7 @@ def main() -> None:
     y = np.array([r["measured"] for r in rows])
     for label in ("round36", "round37"):
         x = np.array([r[label] for r in rows])
-        print(f"{label}: correlation {np.corrcoef(x, y)[0, 1]:5.2f}  mean |error| {np.mean(abs(x - y)):.3f}")
+        print(f"{label}: {agreement(x, y)}")
     for r in rows:
         print(f"{r['api']:4} S={r['stages']} N={r['N']}: measured {r['measured']:.3f}  round36 {r['round36']:.3f}  "
               f"round37 {r['round37']:.3f}  fill {r['fill_share']:.3f}  cycles 37/36 {r['cycles_37_over_36']:.3f}")

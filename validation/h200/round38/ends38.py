@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 H200 = HERE.parent
 sys.path.insert(0, str(H200))
 sys.path.insert(0, str(H200 / "round36"))
-from h200_io import write_rows  # noqa: E402
+from h200_io import agreement, write_rows  # noqa: E402
 import dispatch36  # noqa: E402  (round 36's captures: the model's step cost of each launch, at its own clock)
 
 VARIANTS = (("fav24_file", False), ("fav24_at_load", True))
@@ -53,7 +53,7 @@ def main() -> None:
     y = np.array([r["measured"] for r in rows])
     for label, _ in VARIANTS:
         x = np.array([r[label] for r in rows])
-        print(f"{label:14s} correlation {np.corrcoef(x, y)[0, 1]:5.2f}  mean |error| {np.mean(abs(x - y)):.3f}")
+        print(f"{label:14s} {agreement(x, y)}")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 H200 = HERE.parent
 for d in ("", "round39", "round36", "round28", "round3"):
     sys.path.insert(0, str(H200 / d))
-from h200_io import write_rows  # noqa: E402
+from h200_io import agreement, write_rows  # noqa: E402
 import dispatch36  # noqa: E402
 import oracle39  # noqa: E402
 
@@ -86,7 +86,7 @@ def main() -> None:
     y = np.array([r["measured"] for r in rows])
     for v in VARIANTS:
         x = np.array([r[v] for r in rows])
-        print(f"{v:9s} correlation {np.corrcoef(x, y)[0, 1]:5.2f}  mean |error| {np.mean(abs(x - y)):.3f}")
+        print(f"{v:9s} {agreement(x, y)}")
     for r in rows:
         print(f"{r['api']:4} S={r['stages']} N={r['N']} even={r['even']}: measured {r['measured']:.3f}  "
               + "  ".join(f"{v} {r[v]:.3f}" for v in VARIANTS))

@@ -19,13 +19,11 @@ import sys
 from multiprocessing import get_context
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 H200 = HERE.parent
 for d in ("", "round36"):
     sys.path.insert(0, str(H200 / d))
-from h200_io import write_rows  # noqa: E402
+from h200_io import agreement, write_rows  # noqa: E402
 import dispatch36  # noqa: E402
 
 
@@ -74,8 +72,7 @@ def favour(key: tuple) -> dict:
 
 
 def fit(rows: list[dict], col: str) -> str:
-    x, y = np.array([r[col] for r in rows]), np.array([r["measured"] for r in rows])
-    return f"correlation {np.corrcoef(x, y)[0, 1]:.2f}, mean |error| {np.mean(abs(x - y)):.3f}"
+    return agreement([r[col] for r in rows], [r["measured"] for r in rows])
 
 
 def main() -> None:

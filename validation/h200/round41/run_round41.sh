@@ -5,14 +5,14 @@
 # given EXTRA_SMEM bytes of dynamic shared memory they do not use, so fewer fit on an SM (the kernel prints the
 # occupancy API's blocks per SM). EXTRA_SMEM = 0 is round 34's launch. Nothing else changes; clocks are never changed.
 #   bash validation/h200/round41/run_round41.sh   -> $OUT/round41.tar.gz (or ./out41/)
+# (The build steps were written out here when it ran; they now call run_common.sh's traced_clk / pipe28_source /
+# pipe28_compile, the same commands. The source that ran is raw/round41.tar.gz's mma_pipe41.cu.)
 set -u
 . "$(dirname "$0")/../run_common.sh"
 packed_start 41
 HERE=$PWD
-mkdir -p build
-cp ../round3/clk.h build/clk.h && patch -s build/clk.h ../round30/clk30.patch || echo "clk patch failed" | tee -a "$O/log.txt"
-cp ../round3/mma_pipe.cu build/mma_pipe41.cu && patch -s build/mma_pipe41.cu ../round4/mma_pipe4.patch \
-  && patch -s build/mma_pipe41.cu ../round28/wmma28.patch || echo "patch failed" | tee -a "$O/log.txt"
+traced_clk
+pipe28_source 41
 # the occupancy knob: extra dynamic shared memory for the 64x64 variants only
 sed -i 's/^struct Variant {/static int g_extra = 0;  \/\/ round 41: EXTRA_SMEM bytes more for the 64x64 tile\nstruct Variant {/' build/mma_pipe41.cu
 sed -i 's/G::NT, G::SMEM>>>/G::NT, G::SMEM + (BM == 64 ? g_extra : 0)>>>/' build/mma_pipe41.cu
@@ -21,12 +21,7 @@ for pat in 'static int g_extra' 'G::SMEM + (BM == 64' 'EXTRA_SMEM'; do
   [ "$(grep -c "$pat" build/mma_pipe41.cu)" -ge 1 ] || echo "sed failed: $pat" | tee -a "$O/log.txt"
 done
 cp build/mma_pipe41.cu "$O/"
-F="-O3 -arch=sm_90 -std=c++17 -lineinfo -Xptxas -v -I../round3 -include cstdlib"
-nvcc $F -DWMMA -o build/mp41_wmma build/mma_pipe41.cu > "$O/ptxas_wmma.txt" 2>&1 &
-nvcc $F -o build/mp41_mma build/mma_pipe41.cu > "$O/ptxas_mma.txt" 2>&1 &
-wait
-ls -la build >> "$O/log.txt"
-for b in wmma mma; do cuobjdump -sass "build/mp41_$b" > "$O/sass_$b.txt" 2>&1; gzip -f "$O/sass_$b.txt"; done
+pipe28_compile 41 -include cstdlib
 cd "$O"
 for b in mma wmma; do
   for e in 0 24576 32768 40960 65536; do
