@@ -1,4 +1,4 @@
-"""Round 42: raw/round42.tar.gz -> steps42.csv (per API, tile, M, S and repeat: the recorded k-step, its four intervals,
+"""Round 42: raw/r42_{wmma,mma,rest}.tar.gz -> steps42.csv (per API, tile, M, S and repeat: the recorded k-step, its four intervals,
 how co-resident blocks sit), checks42.csv (each recorded kernel's check, clock, and what its SASS puts between the
 clock reads), times42.csv (round 28's timing of the builds without clock reads, 4096^3), printed.
 
@@ -26,18 +26,23 @@ from process10b import summarise  # noqa: E402
 from sass_loops import functions, longest_loop  # noqa: E402
 from tables import write_csv  # noqa: E402
 
-RAW = HERE / "raw" / "round42.tar.gz"
+#: the run's raw42/ folder, in three archives (one archive was over what a device call brings back): the recorded steps
+#: of each API, and everything else (logs, checks, SASS, the timing)
+RAWS = tuple(HERE / "raw" / f"r42_{part}.tar.gz" for part in ("wmma", "mma", "rest"))
 NAME = r"mma_gemmILi(\d+)ELi(\d+)ELi\d+ELi(\d+)ELi(\d+)ELi(\d+)ELb1"
 KERNEL = {(128, 128, 2, 4): "mma_128x128_w2x4", (128, 128, 2, 2): "mma_128x128_w2x2", (64, 64, 2, 2): "mma_64x64_w2x2"}
 
 
-def members(tar: tarfile.TarFile) -> dict:
-    return {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
-
-
-def text(tar: tarfile.TarFile, m) -> str:
-    data = tar.extractfile(m).read()
-    return gzip.decompress(data).decode() if m.name.endswith(".gz") else data.decode()
+def files() -> dict:
+    """{file name: its text} of every file of the three archives (.gz files decompressed)"""
+    out = {}
+    for raw in RAWS:
+        with tarfile.open(raw) as tar:
+            for m in tar.getmembers():
+                if m.isfile():
+                    data = tar.extractfile(m).read()
+                    out[Path(m.name).name] = gzip.decompress(data).decode() if m.name.endswith(".gz") else data.decode()
+    return out
 
 
 def blocks(csv_text: str) -> dict:
@@ -68,34 +73,36 @@ def sass_intervals(sass: str) -> dict:
     return out
 
 
-def main() -> None:
+def tables() -> tuple[list, list, list]:
+    """(steps42, checks42, times42) rows from the raw archives"""
     steps, checks, times = [], [], []
-    with tarfile.open(RAW) as tar:
-        files = members(tar)
-        sass = {api: sass_intervals(text(tar, files[f"sass_{api}.txt.gz"])) for api in ("wmma", "mma")}
-        for f in sorted(files):
-            mm = re.fullmatch(r"steps_(wmma|mma)_(\d+)_([ab])\.csv\.gz", f)
-            if not mm:
-                continue
-            api, M, rep = mm.group(1), int(mm.group(2)), mm.group(3)
-            for line in text(tar, files[f.replace(".csv.gz", ".err")]).splitlines():
-                c = re.match(r"(\S+) S=(\d) \S+: rel_err (\S+) nan (\d+), recorded launch (\S+) ms at (\d+) MHz", line)
-                if c:
-                    k, S = c.group(1), int(c.group(2))
-                    checks.append(dict(api=api, kernel=k, stages=S, M=M, rep=rep, rel_err=float(c.group(3)),
-                                       nan=int(c.group(4)), recorded_ms=float(c.group(5)), sm_mhz=int(c.group(6)),
-                                       sass_intervals=" ".join("/".join(map(str, s)) for s in sass[api].get((k, S), []))))
-            for (k, MM, S), bl in sorted(blocks(text(tar, files[f])).items()):
-                steps.append(dict(api=api, kernel=k, M=MM, stages=S, rep=rep, blocks=len(bl), **summarise(bl, S)))
-        for api in ("wmma", "mma"):
-            f = f"time_{api}_4096.csv"
-            if f in files:
-                for r in csv.DictReader(io.StringIO(text(tar, files[f]))):
-                    times.append(dict(api=api, **r))
+    raw = files()
+    sass = {api: sass_intervals(raw[f"sass_{api}.txt.gz"]) for api in ("wmma", "mma")}
+    for f in sorted(raw):
+        mm = re.fullmatch(r"steps_(wmma|mma)_(\d+)_([ab])\.csv\.gz", f)
+        if not mm:
+            continue
+        api, M, rep = mm.group(1), int(mm.group(2)), mm.group(3)
+        for line in raw[f.replace(".csv.gz", ".err")].splitlines():
+            c = re.match(r"(\S+) S=(\d) \S+: rel_err (\S+) nan (\d+), recorded launch (\S+) ms at (\d+) MHz", line)
+            if c:
+                k, S = c.group(1), int(c.group(2))
+                checks.append(dict(api=api, kernel=k, stages=S, M=M, rep=rep, rel_err=float(c.group(3)),
+                                   nan=int(c.group(4)), recorded_ms=float(c.group(5)), sm_mhz=int(c.group(6)),
+                                   sass_intervals=" ".join("/".join(map(str, s)) for s in sass[api].get((k, S), []))))
+        for (k, MM, S), bl in sorted(blocks(raw[f]).items()):
+            steps.append(dict(api=api, kernel=k, M=MM, stages=S, rep=rep, blocks=len(bl), **summarise(bl, S)))
+    for api in ("wmma", "mma"):
+        for r in csv.DictReader(io.StringIO(raw.get(f"time_{api}_4096.csv", ""))):
+            times.append(dict(api=api, **r))
+    return steps, checks, times
+
+
+def main() -> None:
+    steps, checks, times = tables()
     write_csv(HERE / "steps42.csv", steps)
     write_csv(HERE / "checks42.csv", checks)
-    if times:
-        write_csv(HERE / "times42.csv", times)
+    write_csv(HERE / "times42.csv", times)
     print(f"checks: rel_err {min(c['rel_err'] for c in checks):.2e}-{max(c['rel_err'] for c in checks):.2e}, "
           f"nan {sum(c['nan'] for c in checks)}, clocks {min(c['sm_mhz'] for c in checks)}-{max(c['sm_mhz'] for c in checks)} MHz")
     for c in checks:
@@ -108,8 +115,41 @@ def main() -> None:
     for (k, M, S, api), rs in sorted(by.items()):
         med = {c: statistics.median(r[c] for r in rs) for c in rs[0] if c.endswith("_clk") or c in ("together", "alternating")}
         mma = med.get("mma_clk", med.get("mma_barrier_clk"))
+        reps = ", ".join(f"{r['step_clk']:.0f}" for r in rs)
         print(f"  {k:18s} {M} S={S} {api:4s}: {med['step_clk']:6.0f} | {med['copy_clk']:5.0f} | {med['wait_barrier_clk']:5.0f}"
-              f" | {mma:5.0f} | {med['together']:.2f} / {med['alternating']:.2f}   (repeats {', '.join(f'{r['step_clk']:.0f}' for r in rs)})")
+              f" | {mma:5.0f} | {med['together']:.2f} / {med['alternating']:.2f}   (repeats {reps})")
+
+    compare(steps)
+
+
+def compare(steps: list[dict]) -> None:
+    """The model's step and intervals (predictions42.csv, committed before the run) against the recorded medians over
+    both repeats -> compare42.csv; the 8-warp WMMA S = 1 build is left out (158 registers with the clock reads: one
+    block per SM, 1.9x its plain launch)."""
+    pred = {(r["api"], r["kernel"], int(r["stages"]), int(r["M"])): r for r in csv.DictReader(open(HERE / "predictions42.csv"))}
+    by = {}
+    for r in steps:
+        by.setdefault((r["api"], r["kernel"], r["stages"], r["M"]), []).append(r)
+    out = []
+    for key, rs in sorted(by.items()):
+        if key[:3] == ("wmma", "mma_128x128_w2x4", 1):
+            continue
+        p = pred[key]
+        row = dict(api=key[0], kernel=key[1], stages=key[2], M=key[3])
+        for part in ("step", "copy", "wait_barrier", "mma" if key[2] > 1 else "mma_barrier"):
+            meas = statistics.median(float(r[f"{part}_clk"]) for r in rs)
+            row[f"{part}_measured"] = round(meas, 1)
+            row[f"{part}_model"] = float(p[f"{part}_clk"])
+        row["step_ratio"] = round(row["step_model"] / row["step_measured"], 3)
+        out.append(row)
+    write_csv(HERE / "compare42.csv", out)
+    e = sorted(abs(r["step_ratio"] - 1) for r in out)
+    print(f"model step / recorded step: {sum(x <= 0.10 for x in e)} of {len(e)} within 10 %, median {statistics.median(e):.1%}")
+    for r in out:
+        mma = "mma" if r["stages"] > 1 else "mma_barrier"
+        print(f"  {r['api']:4s} {r['kernel']:18s} {r['M']} S={r['stages']}: step {r['step_model']:5.0f}/{r['step_measured']:5.0f}"
+              f" ({r['step_ratio']:.2f})  copy {r['copy_model']:5.0f}/{r['copy_measured']:5.0f}"
+              f"  MMAs {r[f'{mma}_model']:5.0f}/{r[f'{mma}_measured']:5.0f}")
 
 
 if __name__ == "__main__":

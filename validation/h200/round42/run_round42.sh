@@ -9,7 +9,9 @@
 # barrier, after commit_group, after the MMAs). All three tiles, S = 1..4, at 4096^3 and 8192^3, twice (a and b), then
 # round 28's timing (check_time, 20 spaced launches per configuration with their clocks) at 4096^3 of the builds
 # without the clock reads. Clocks are never changed.
-#   bash validation/h200/round42/run_round42.sh   -> $OUT/round42.tar.gz (or ./out42/)
+#   bash validation/h200/round42/run_round42.sh   -> $OUT/r42_{wmma,mma,rest}.tar.gz (or ./out42/)
+# (It ran writing one archive, round42.tar.gz, over what a device call brings back; the same files were packed again on
+# the device into the three archives this script now writes.)
 set -u
 . "$(dirname "$0")/../run_common.sh"
 packed_start 42
@@ -37,4 +39,9 @@ for b in wmma mma; do
   mv launches_4096.csv launches_${b}_4096.csv; gpu_state "$O" "time_${b}_4096"
 done
 cd "$HERE"
-packed_end 42
+run_end "$O"
+cat "$O/log.txt"; ls -la "$O"
+cd "$(dirname "$O")"
+tar czf "$D/r42_wmma.tar.gz" raw42/steps_wmma_*.csv.gz raw42/steps_wmma_*.err
+tar czf "$D/r42_mma.tar.gz" raw42/steps_mma_*.csv.gz raw42/steps_mma_*.err
+tar czf "$D/r42_rest.tar.gz" --exclude='raw42/steps_*.csv.gz' raw42
